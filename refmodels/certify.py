@@ -1,0 +1,127 @@
+"""KKT certificates (SPEC, "KKT certificates").
+
+A :class:`Certificate` collects, for one candidate point of one problem, the
+residuals of the Karush-Kuhn-Tucker conditions in SPEC's canonical scaling:
+
+=====================  ==============================================  ==========================
+residual               absolute value                                  scaled by
+=====================  ==============================================  ==========================
+primal feasibility     max violation of a primal constraint            ``1 + max_i |gamma_i|``
+dual feasibility       max violation of a dual box / equality          ``1 + largest box bound``
+complementarity        ``max_i |multiplier_i * constraint slack_i|``   ``1 + |P|``
+stationarity           ``||grad_w L||`` (feature space)                ``1 + ||w|| + ||w(dual)||``
+duality gap            ``P(primal point) - D_max(dual point)``         ``1 + |P|``
+objective gap          ``P(primal point) - P*`` (reference optimum)    ``1 + |P*|``
+=====================  ==============================================  ==========================
+
+The certificate holds (``cert.ok``) when every scaled residual is at most
+``tol`` (default ``1e-6``; the duality and objective gaps are compared in
+absolute value: a negative gap beyond ``tol`` means an infeasible point or a
+wrong reference, and fails too). Families add residuals of their own where
+their KKT system has more parts; the table above is the common core.
+"""
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+
+DEFAULT_TOL = 1e-6
+
+
+class Certificate:
+    """KKT residuals of one point; see the module docstring for the definitions."""
+
+    def __init__(self, family, tol=DEFAULT_TOL, notes=None):
+        self.family = family
+        self.tol = float(tol)
+        self.residuals = {}          # name -> (absolute, scaled)
+        self.values = {}             # objective, dual_objective, reference_objective, ...
+        self.notes = list(notes or [])
+
+    def add(self, name, absolute, scale=1.0):
+        """Record a residual; ``scale`` is the denominator of its scaled form (>= 1)."""
+        if absolute is None:
+            return
+        absolute = float(np.max(absolute)) if np.ndim(absolute) else float(absolute)
+        scale = float(np.max(scale)) if np.ndim(scale) else float(scale)
+        self.residuals[name] = (absolute, absolute / max(scale, 1.0))
+
+    def merge_max(self, other):
+        """Combine with another certificate (DRR: one per test point) by the worst residual."""
+        for k, (a, s) in other.residuals.items():
+            if k not in self.residuals or abs(s) > abs(self.residuals[k][1]):
+                self.residuals[k] = (a, s)
+
+    @property
+    def failing(self):
+        """Names of the residuals whose scaled value exceeds ``tol`` in absolute value."""
+        return [k for k, (_, s) in self.residuals.items() if not (abs(s) <= self.tol)]
+
+    @property
+    def ok(self):
+        return bool(self.residuals) and not self.failing
+
+    @property
+    def worst(self):
+        """``(name, scaled value)`` of the largest scaled residual."""
+        if not self.residuals:
+            return (None, math.nan)
+        k = max(self.residuals, key=lambda n: abs(self.residuals[n][1]) if np.isfinite(
+            self.residuals[n][1]) else math.inf)
+        return k, self.residuals[k][1]
+
+    def __bool__(self):
+        return self.ok
+
+    def to_dict(self):
+        return {
+            "family": self.family,
+            "ok": self.ok,
+            "tol": self.tol,
+            "failing": self.failing,
+            "residuals": {k: {"absolute": a, "scaled": s} for k, (a, s) in self.residuals.items()},
+            "values": {k: (v.tolist() if isinstance(v, np.ndarray) else v)
+                       for k, v in self.values.items()},
+            "notes": list(self.notes),
+        }
+
+    def to_json(self, **kw):
+        return json.dumps(self.to_dict(), **kw)
+
+    def __str__(self):
+        lines = [f"KKT certificate for {self.family}: "
+                 f"{'HOLDS' if self.ok else 'FAILS'} (tol={self.tol:g} on scaled residuals)"]
+        for k, v in self.values.items():
+            if v is None:
+                continue
+            if np.ndim(v) == 0:
+                lines.append(f"  {k:<22s} {v: .12g}")
+            else:
+                lines.append(f"  {k:<22s} {np.array2string(np.asarray(v), precision=8)}")
+        lines.append(f"  {'residual':<22s} {'absolute':>12s} {'scaled':>12s}")
+        for k, (a, s) in self.residuals.items():
+            flag = "" if abs(s) <= self.tol else "   <-- FAILS"
+            lines.append(f"  {k:<22s} {a:12.3e} {s:12.3e}{flag}")
+        for n in self.notes:
+            lines.append(f"  note: {n}")
+        return "\n".join(lines)
+
+    __repr__ = __str__
+
+
+def box_violation(x, lo, hi):
+    """Max amount by which ``x`` leaves ``[lo, hi]`` (elementwise bounds allowed)."""
+    x = np.asarray(x, dtype=float)
+    if x.size == 0:
+        return 0.0
+    return float(max(np.max(np.maximum(lo - x, 0.0)), np.max(np.maximum(x - hi, 0.0))))
+
+
+def complementarity(multiplier, slack):
+    """``max_i |multiplier_i * slack_i|`` for a constraint ``slack >= 0`` with multiplier ``>= 0``."""
+    multiplier, slack = np.asarray(multiplier, float), np.asarray(slack, float)
+    if multiplier.size == 0:
+        return 0.0
+    return float(np.max(np.abs(multiplier * slack)))

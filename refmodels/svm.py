@@ -1,0 +1,153 @@
+"""Soft-margin SVM (SPEC §1; seed 002 eq. 2, LIBSVM/LIBLINEAR convention).
+
+.. math::
+
+    \\min_{w,b,\\xi}\\ \\tfrac12\\|w\\|^2 + C\\sum_i \\xi_i
+    \\quad\\text{s.t.}\\quad y_i(w^\\top\\phi(x_i)+b) \\ge 1-\\xi_i,\\ \\xi \\ge 0,
+
+with ``b = 0`` unless ``fit_intercept=True``. Seed 002 writes ``lambda/m`` for ``C``.
+
+Dual: :math:`\\min_\\alpha \\tfrac12\\alpha^\\top Q\\alpha - e^\\top\\alpha` s.t.
+:math:`0\\le\\alpha\\le C` (and :math:`y^\\top\\alpha = 0` with an intercept),
+:math:`Q = YGY`, :math:`\\nu = Y\\alpha`, :math:`P^\\star = -D^\\star`.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ._validation import positive
+from .base import BinaryProblem, derive_box_duals, quad, run_cvxpy, TIE_THRESHOLDS
+from .certify import box_violation, complementarity
+
+
+class SVM(BinaryProblem):
+    """Soft-margin SVM, hinge loss, ``C`` on the sum of slacks (SPEC §1).
+
+    Parameters
+    ----------
+    X : array (m, d) (or the m x m Gram with ``kernel=Precomputed()``)
+    y : labels, two classes (the larger sorted label is +1)
+    C : float > 0
+    kernel : Kernel or name, default linear
+    fit_intercept : bool, default False (LIBLINEAR's convention); True is LIBSVM's ``SVC``.
+    """
+
+    family = "SVM"
+    dual_names = ("alpha",)
+
+    def __init__(self, X, y, C=1.0, kernel=None, fit_intercept=False):
+        super().__init__(X, y, kernel)
+        self.C = positive(C, "C")
+        if not isinstance(fit_intercept, (bool, np.bool_)):
+            raise ValueError(f"fit_intercept must be True or False; got {fit_intercept!r}")
+        self.fit_intercept = self.has_intercept = bool(fit_intercept)
+
+    # ---- the formulation, as in SPEC §1 -------------------------------------------
+    def _solve_primal(self, solver, verbose, opts):
+        """Seed 002 eq. 2 over ``w`` in feature space (empirical map for kernels)."""
+        import cvxpy as cp
+
+        F, y, C, m = self.F, self.y, self.C, self.m
+        w, xi = cp.Variable(F.shape[1]), cp.Variable(m)
+        b = cp.Variable() if self.fit_intercept else 0.0
+        margin = cp.multiply(y, F @ w + b)
+        constraints = [margin >= 1 - xi, xi >= 0]
+        problem = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(w) + C * cp.sum(xi)), constraints)
+        t = run_cvxpy(problem, solver, verbose, **opts)
+        alpha = constraints[0].dual_value          # multipliers of the margin constraints
+        b_val = float(b.value) if self.fit_intercept else 0.0
+        return self._solution(w=w.value, b=b_val, coef=y * alpha,
+                              variables={"xi": xi.value, "alpha": alpha},
+                              solver=solver, form="primal", elapsed=t)
+
+    def _solve_dual(self, solver, verbose, opts):
+        """``min 1/2 a^T Q a - e^T a``, ``0 <= a <= C`` (+ ``y^T a = 0``); ``nu = Y a``."""
+        import cvxpy as cp
+
+        y, C, m = self.y, self.C, self.m
+        Q = y[:, None] * self.gram * y[None, :]
+        alpha = cp.Variable(m)
+        constraints = [alpha >= 0, alpha <= C]
+        if self.fit_intercept:
+            constraints.append(y @ alpha == 0)
+        problem = cp.Problem(cp.Minimize(0.5 * quad(alpha, Q) - cp.sum(alpha)), constraints)
+        t = run_cvxpy(problem, solver, verbose, **opts)
+        a = alpha.value
+        coef = y * a
+        # the multiplier of y^T alpha = 0 is the intercept (stationarity on a free alpha_i).
+        b = float(constraints[2].dual_value) if self.fit_intercept else 0.0
+        return self._solution(w=self.w_from_coef(coef), b=b, coef=coef,
+                              variables={"alpha": a}, solver=solver, form="dual", elapsed=t)
+
+    # ---- values and maps ------------------------------------------------------------
+    def primal_value(self, w, b=0.0):
+        """Canonical primal objective with the smallest feasible slacks."""
+        gamma = self.margins(w, b)
+        return 0.5 * float(w @ w) + self.C * float(np.sum(np.maximum(0.0, 1.0 - gamma)))
+
+    def dual_value(self, dual):
+        """``D_max(alpha) = e^T alpha - 1/2 alpha^T Q alpha``."""
+        a = dual["alpha"]
+        v = self._FtY() @ a
+        return float(np.sum(a) - 0.5 * v @ v)
+
+    def coef_from_dual(self, dual):
+        """``nu = Y alpha``; the intercept from the free multipliers (KKT) when fitted."""
+        a = np.asarray(dual["alpha"], float)
+        coef = self.y * a
+        if not self.fit_intercept:
+            return coef, None
+        f = self.gram @ coef
+        return coef, intercept_from_kkt(self.y, f, a, 0.0, self.C)
+
+    # ---- KKT ----------------------------------------------------------------------------
+    def kkt_residuals(self, w, b, dual, sol=None):
+        a = dual["alpha"]
+        gamma = self.margins(w, b)
+        xi = np.maximum(0.0, 1.0 - gamma)
+        if sol is not None and np.shape(sol.variables.get("xi")) == (self.m,):
+            xi = np.asarray(sol.variables["xi"], float)
+        w_dual = self._FtY() @ a
+        dual_feas = box_violation(a, 0.0, self.C)
+        if self.fit_intercept:
+            dual_feas = max(dual_feas, abs(float(self.y @ a)))
+        return {
+            "primal feasibility": (self._slack_violation(gamma, sol), 1.0 + np.max(np.abs(gamma))),
+            "dual feasibility": (dual_feas, 1.0 + self.C),
+            "complementarity": (max(complementarity(a, gamma - 1.0 + xi),
+                                    complementarity(self.C - a, xi)),
+                                1.0 + abs(self.primal_value(w, b))),
+            "stationarity": (float(np.linalg.norm(w - w_dual)),
+                             1.0 + np.linalg.norm(w) + np.linalg.norm(w_dual)),
+        }
+
+    def dual_candidates(self, w, b):
+        gamma = self.margins(w, b)
+        FtY = self._FtY()
+        A = np.vstack([FtY, self.y[None, :]]) if self.fit_intercept else FtY
+        target = np.concatenate([w, [0.0]]) if self.fit_intercept else w
+        for t in TIE_THRESHOLDS:
+            (a,) = derive_box_duals([(gamma - 1.0, self.C, A)], target, t)
+            yield {"alpha": a}
+
+
+def intercept_from_kkt(y, f, a, lo, hi, tol=1e-9):
+    """Intercept of a dual with ``y^T alpha = 0`` from the KKT conditions (as LIBSVM).
+
+    ``f`` is the decision value without intercept. Free multipliers (strictly inside
+    their box) pin ``b = y_i - f_i``; their mean is returned. Without free multipliers,
+    the midpoint of the interval of ``b`` that the bounded ones allow.
+    """
+    scale = max(1.0, float(np.max(np.abs(hi))))
+    free = (a > lo + tol * scale) & (a < hi - tol * scale)
+    target = y - f
+    if np.any(free):
+        return float(np.mean(target[free]))
+    # alpha at 0 needs y_i (f_i + b) >= 1; alpha at hi needs y_i (f_i + b) <= 1.
+    at_lo = a <= lo + tol * scale
+    low_side = ((y > 0) & at_lo) | ((y < 0) & ~at_lo)   # constraints of the form b >= target
+    lb = np.max(target[low_side]) if np.any(low_side) else -np.inf
+    ub = np.min(target[~low_side]) if np.any(~low_side) else np.inf
+    if np.isfinite(lb) and np.isfinite(ub):
+        return float(0.5 * (lb + ub))
+    return float(lb if np.isfinite(lb) else ub if np.isfinite(ub) else 0.0)
