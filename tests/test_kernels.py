@@ -1,0 +1,105 @@
+"""Kernels, Gram matrices and the empirical kernel map (SPEC notation section)."""
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, strategies as st
+from sklearn.metrics.pairwise import polynomial_kernel, rbf_kernel
+
+import refmodels as rm
+from refmodels.kernels import EIG_CUTOFF, empirical_map
+
+
+@given(seed=st.integers(0, 2**31), m=st.integers(1, 30), d=st.integers(1, 8),
+       kind=st.sampled_from(["linear", "rbf", "poly"]))
+def test_empirical_map_reproduces_gram(seed, m, d, kind):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(m, d))
+    k = {"linear": rm.kernels.Linear(), "rbf": rm.kernels.RBF(gamma=0.7),
+         "poly": rm.kernels.Polynomial(degree=2, gamma=0.5, coef0=1.0)}[kind]
+    G = k.gram(X)
+    F = empirical_map(G)
+    assert F.shape[0] == m and F.shape[1] <= m
+    lam_max = np.linalg.eigvalsh(G)[-1]
+    # dropping eigenvalues below 1e-12 lambda_max changes G by at most m * 1e-12 lambda_max
+    assert np.max(np.abs(F @ F.T - G)) <= 1e-9 * max(lam_max, 1.0)
+
+
+def test_empirical_map_drops_small_eigenvalues():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20, 3))
+    F = empirical_map(X @ X.T)          # rank 3
+    assert F.shape[1] == 3
+    assert empirical_map(np.zeros((4, 4))).shape == (4, 1)
+    assert EIG_CUTOFF == 1e-12
+
+
+def test_kernels_match_sklearn():
+    rng = np.random.default_rng(1)
+    X, Z = rng.normal(size=(7, 3)), rng.normal(size=(5, 3))
+    assert np.allclose(rm.kernels.RBF(gamma=0.3).cross(X, Z), rbf_kernel(X, Z, gamma=0.3))
+    assert np.allclose(rm.kernels.Polynomial(3, 0.5, 1.0).cross(X, Z),
+                       polynomial_kernel(X, Z, degree=3, gamma=0.5, coef0=1.0))
+    assert np.allclose(rm.kernels.Linear().cross(sp.csr_matrix(X), Z), X @ Z.T)
+    assert np.allclose(rm.kernels.RBF(0.3).diag(X), 1.0)
+    G = rm.kernels.RBF(0.3).gram(X)
+    assert np.array_equal(G, G.T)
+
+
+def test_linear_feature_matrix_is_X_and_precomputed_cross():
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(10, 4))
+    y = np.where(X[:, 0] > 0, 1, -1)
+    y[0], y[1] = 1, -1
+    prob = rm.SVM(X, y)
+    assert prob.F is prob.X
+    G = rm.kernels.RBF(0.5).gram(X)
+    pre = rm.SVM(G, y, kernel=rm.kernels.Precomputed())
+    rbf = rm.SVM(X, y, kernel=rm.kernels.RBF(0.5))
+    a, b = pre.solve(), rbf.solve()
+    Z = rng.normal(size=(3, 4))
+    assert np.allclose(pre.decision_function(a, rm.kernels.RBF(0.5).cross(Z, X)),
+                       rbf.decision_function(b, Z), atol=1e-6)
+    with pytest.raises(ValueError, match="columns"):
+        pre.decision_function(a, np.ones((3, 4)))
+
+
+def test_construction_is_lazy():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(50, 3))
+    y = np.where(X[:, 0] > 0, 1, -1)
+    prob = rm.SVM(X, y, kernel=rm.kernels.RBF(1.0))
+    assert prob._cache == {}
+
+
+@pytest.mark.parametrize("make,needle", [
+    (lambda: rm.kernels.RBF(gamma=0), "gamma"),
+    (lambda: rm.kernels.RBF(gamma=float("nan")), "gamma"),
+    (lambda: rm.kernels.Polynomial(degree=0), "degree"),
+    (lambda: rm.kernels.Polynomial(degree=2.5), "degree"),
+    (lambda: rm.kernels.Polynomial(degree=2, coef0=-1), "coef0"),
+    (lambda: rm.kernels.Polynomial(degree=2, gamma=-1), "gamma"),
+    (lambda: rm.kernels.make_kernel("sigmoid"), "kernel"),
+])
+def test_kernel_parameter_errors(make, needle):
+    with pytest.raises(ValueError, match=needle):
+        make()
+
+
+def test_precomputed_not_psd_is_refused():
+    G = np.array([[1.0, 2.0], [2.0, 1.0]])        # eigenvalues 3 and -1
+    with pytest.raises(ValueError, match="positive semidefinite"):
+        rm.SVM(G, [1, -1], kernel=rm.kernels.Precomputed())
+
+
+def test_fast_does_not_import_cvxpy():
+    code = ("import sys, numpy as np, refmodels as rm, fast\n"
+            "X = np.random.default_rng(0).normal(size=(20, 3)); y = np.sign(X[:, 0]); y[:2] = [1, -1]\n"
+            "import refmodels.svm, refmodels.odm, refmodels.odml\n"
+            "assert 'cvxpy' not in sys.modules, 'refmodels imported cvxpy at import time'\n"
+            "fast.solve(rm.SVM(X, y, C=1.0))\n"
+            "assert 'cvxpy' not in sys.modules, 'fast imported cvxpy'\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
