@@ -1,0 +1,403 @@
+"""Fast mcODM (fast/mcodm.py, fast/_mcodm_block.py) against the reference (refmodels/mcodm.py).
+
+SPEC §5; seed 002 Algs. 3–4, eqs. 20–24, 37–41.
+"""
+import itertools
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.exceptions import ConvergenceWarning
+
+import fast
+import refmodels as rm
+from fast._mcodm_block import block_objective, solve_block
+from strategies import log_uniform
+
+
+# ---------------------------------------------------------------------------------------
+# helpers
+# ---------------------------------------------------------------------------------------
+def make_problem(seed, m=20, d=4, k=3, kernel="linear", lam=1.0, mu=0.5, theta=0.3):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, k, m)
+    y[:k] = np.arange(k)
+    X = rng.normal(size=(m, d)) + 0.8 * rng.normal(size=(k, d))[y]
+    kern = {"linear": rm.kernels.Linear(),
+            "rbf": rm.kernels.RBF(gamma=0.5 / d),
+            "poly": rm.kernels.Polynomial(degree=2, gamma=1.0 / d, coef0=1.0)}[kernel]
+    return rm.McODM(X, y, lam=lam, mu=mu, theta=theta, kernel=kern), rng
+
+
+def block_H(A, D, E, k, y):
+    H = np.zeros((k + 1, k + 1))
+    H[np.arange(k), np.arange(k)] = A
+    H[y, y] = D
+    H[k, k] = E
+    H[y, k] = H[k, y] = -A
+    return H
+
+
+def block_by_enumeration(A, B, D, E, F, y):
+    """Generic exact QP solver for eq. 24 (A > 0): try every active set of the k
+    inequalities, solve its KKT system, keep the one that is primal and dual feasible."""
+    k = B.size
+    n = k + 1
+    H = block_H(A, D, E, k, y)
+    q = np.concatenate([B, [F]])
+    G = []
+    for l in range(k):
+        if l != y:
+            e = np.zeros(n)
+            e[l] = 1.0
+            G.append(e)
+    e = np.zeros(n)
+    e[k] = -1.0
+    G.append(e)
+    G = np.array(G)
+    aeq = np.r_[np.ones(k), 0.0]
+    for r in range(len(G) + 1):
+        for S in itertools.combinations(range(len(G)), r):
+            C = np.vstack([aeq] + [G[s] for s in S])
+            K = np.block([[H, C.T], [C, np.zeros((len(C), len(C)))]])
+            try:
+                sol = np.linalg.solve(K, np.concatenate([-q, np.zeros(len(C))]))
+            except np.linalg.LinAlgError:
+                continue
+            z, mult = sol[:n], sol[n + 1:]
+            tol = 1e-11 * (1 + np.max(np.abs(z)))
+            if np.all(G @ z <= tol) and np.all(mult >= -1e-11 * (1 + np.max(np.abs(sol)))):
+                return z[:k], z[k]
+    raise AssertionError("no KKT point found")
+
+
+def block_by_cvxpy(A, B, D, E, F, y):
+    import cvxpy as cp
+
+    k = B.size
+    H = block_H(A, D, E, k, y)
+    q = np.concatenate([B, [F]])
+    z = cp.Variable(k + 1)
+    off = np.flatnonzero(np.arange(k) != y)
+    prob = cp.Problem(cp.Minimize(0.5 * cp.quad_form(z, cp.psd_wrap(H)) + q @ z),
+                      [cp.sum(z[:k]) == 0, z[off] <= 0, z[k] >= 0])
+    prob.solve(solver="CLARABEL")
+    return prob.value
+
+
+# ---------------------------------------------------------------------------------------
+# the block sub-solver (eq. 24, eqs. 37-41)
+# ---------------------------------------------------------------------------------------
+def test_block_solver_vs_generic_qp():
+    rng = np.random.default_rng(12345)
+    n_case = {"beta=0": 0, "beta>0": 0, "A=0": 0, "ties": 0, "k=2": 0}
+    for t in range(300):
+        k = int(rng.integers(2, 6))
+        y = int(rng.integers(k))
+        A = 0.0 if t % 10 == 0 else float(rng.exponential() * 10 ** rng.uniform(-2, 2))
+        D = A + 10 ** rng.uniform(-3, 2)
+        E = A + 10 ** rng.uniform(-3, 2)
+        B = rng.normal(size=k)
+        F = float(rng.normal() * 2)
+        if t % 3 == 0:                      # ties among the B_l (with B_y too, sometimes)
+            B[rng.integers(k)] = B[(y + 1) % k]
+            n_case["ties"] += 1
+        if t % 7 == 0 and k > 2:
+            B[:] = B[0]
+        alpha, beta = solve_block(A, B, D, E, F, y)
+        # feasibility (eq. 24's constraints)
+        assert abs(alpha.sum()) <= 1e-12 * (1 + np.abs(alpha).max())
+        assert np.all(np.delete(alpha, y) <= 0) and beta >= 0
+        val = block_objective(alpha, beta, A, B, D, E, F, y)
+        ref_val = block_by_cvxpy(A, B, D, E, F, y)
+        assert val <= ref_val + 1e-8 * (1 + abs(ref_val))
+        assert abs(val - ref_val) <= 1e-7 * (1 + abs(ref_val))
+        if A > 0:
+            za, zb = block_by_enumeration(A, B, D, E, F, y)
+            scale = 1 + np.max(np.abs(np.r_[za, zb]))
+            assert np.max(np.abs(np.r_[alpha - za, beta - zb])) <= 1e-8 * scale
+            assert abs(val - block_objective(za, zb, A, B, D, E, F, y)) <= 1e-10 * (1 + abs(val))
+        else:
+            n_case["A=0"] += 1
+        n_case["beta>0" if beta > 0 else "beta=0"] += 1
+        n_case["k=2"] += k == 2
+    assert all(v >= 10 for v in n_case.values()), n_case
+
+
+def test_block_solver_case_test_matches_both_sides():
+    """At the break point both cases give the same point (the root is continuous)."""
+    rng = np.random.default_rng(3)
+    for _ in range(50):
+        k, y = 4, 1
+        A, D, E = 1.3, 2.0, 3.0
+        B = rng.normal(size=k)
+        # F chosen so that the case-1 root sits at the break point A(nu - B_y) = D F
+        a0, _ = solve_block(A, B, D, E, 1e6, y)           # huge F: case 1 surely
+        nu = B[y] + D * a0[y]
+        F = A * (nu - B[y]) / D
+        for dF in (-1e-9, 1e-9):
+            a, b = solve_block(A, B, D, E, F + dF, y)
+            za, zb = block_by_enumeration(A, B, D, E, F + dF, y)
+            assert np.allclose(np.r_[a, b], np.r_[za, zb], atol=1e-8)
+
+
+def _alg4_as_printed(A, B, D, E, F, y):
+    """Alg. 4 exactly as seed 002 prints it (nu never divided by its denominator)."""
+    k = B.size
+    Bh = B.copy()
+    Bh[0], Bh[y] = Bh[y], Bh[0]
+    Bh[1:] = np.sort(Bh[1:])[::-1]
+    i, nu = 2, A * B[y] / D
+    while i <= k and nu / (i - 2 + A / D) < Bh[i - 1]:
+        nu += Bh[i - 1]
+        i += 1
+    alpha = np.zeros(k)
+    if nu <= B[y] + D * F / A:
+        off = np.arange(k) != y
+        alpha[off] = np.minimum(0, (nu - B[off]) / A)
+        alpha[y] = (nu - B[y]) / D
+        return alpha, 0.0
+    i, nu = 2, (A * E * Bh[0] + A * A * F) / (D * E - A * A)
+    while i <= k and nu / (i - 2 + A * E / (D * E - A * A)) < Bh[i - 1]:
+        nu += Bh[i - 1]
+        i += 1
+    off = np.arange(k) != y
+    alpha[off] = np.minimum(0, (nu - B[off]) / A)
+    alpha[y] = (E * nu - A * F - E * B[y]) / (D * E - A * A)
+    return alpha, (A * alpha[y] - F) / E
+
+
+def test_alg4_as_printed_is_wrong_erratum():
+    """SPEC §5's erratum: the printed Alg. 4 misses the division of nu."""
+    rng = np.random.default_rng(0)
+    wrong = 0
+    for _ in range(30):
+        k, y = 3, 0
+        A = 1.0 + rng.random()
+        B, D, E, F = rng.normal(size=k), A + 1.0, A + 2.0, rng.normal()
+        a, b = _alg4_as_printed(A, B, D, E, F, y)
+        za, zb = block_by_enumeration(A, B, D, E, F, y)
+        wrong += not np.allclose(np.r_[a, b], np.r_[za, zb], atol=1e-6)
+    assert wrong >= 25
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+def test_block_qp_is_eq23_restricted_to_block(kernel):
+    """The change of eq. 23's objective when only block i moves equals the change of the
+    block QP (eq. 24) with SPEC's (A, B, D, E, F)."""
+    prob, rng = make_problem(1, m=12, d=3, k=4, kernel=kernel, lam=2.0, mu=0.7, theta=0.25)
+    rp = prob.relaxed(rng.normal(size=prob.m))
+    m, k, y, th = prob.m, prob.k, prob.y, prob.theta
+    G = prob.gram
+
+    def random_dual():
+        a = -rng.exponential(size=(m, k))
+        a[np.arange(m), y] = 0.0
+        a[np.arange(m), y] = -a.sum(axis=1)
+        return a, rng.exponential(size=m)
+
+    for i in range(m):
+        a0, b0 = random_dual()
+        coef = a0 - prob.onehot * b0[:, None]
+        A = G[i, i]
+        g = G[i] @ coef - A * coef[i]              # sum_{j != i} k_ij coef[j, l]
+        B = g + (1 - th)
+        B[y[i]] = g[y[i]]
+        aa = m * (1 - th) ** 2 / (2 * prob.lam)
+        D, E = A + aa, A + aa / prob.mu
+        F = rp.M[i] + 1 + th - g[y[i]]
+        a1, b1 = a0.copy(), b0.copy()
+        new_a, new_b = random_dual()
+        a1[i], b1[i] = new_a[i], new_b[i]
+        d23 = (-rp.dual_value({"alpha": a1, "beta": b1})) - (-rp.dual_value({"alpha": a0, "beta": b0}))
+        dblk = (block_objective(a1[i], b1[i], A, B, D, E, F, y[i])
+                - block_objective(a0[i], b0[i], A, B, D, E, F, y[i]))
+        assert abs(d23 - dblk) <= 1e-9 * (1 + abs(d23))
+        # and the exact block minimiser does not increase eq. 23
+        amin, bmin = solve_block(A, B, D, E, F, y[i])
+        a2, b2 = a0.copy(), b0.copy()
+        a2[i], b2[i] = amin, bmin
+        assert -rp.dual_value({"alpha": a2, "beta": b2}) <= -rp.dual_value({"alpha": a1, "beta": b1}) + 1e-9
+
+
+# ---------------------------------------------------------------------------------------
+# relaxed QP: fast vs reference
+# ---------------------------------------------------------------------------------------
+@st.composite
+def relaxed_problems(draw, kernels=("linear", "rbf", "poly")):
+    seed = draw(st.integers(0, 2**32 - 1))
+    k = draw(st.integers(2, 5))
+    m = draw(st.integers(k, 30))
+    d = draw(st.integers(2, 8))
+    kernel = draw(st.sampled_from(kernels))
+    lam = draw(log_uniform(1e-2, 10.0))
+    mu = draw(log_uniform(0.1, 10.0))
+    theta = draw(st.floats(0.0, 0.9))
+    prob, rng = make_problem(seed, m=m, d=d, k=k, kernel=kernel, lam=lam, mu=mu, theta=theta)
+    M = rng.normal(size=m) * draw(st.sampled_from([0.1, 1.0, 3.0]))
+    return prob.relaxed(M)
+
+
+@given(relaxed_problems())
+def test_relaxed_fast_vs_reference(rp):
+    sol = fast.solve(rp, random_state=0, max_iter=300000, with_W=True)
+    assert sol.status == "optimal"
+    assert sol.form == "fast" and sol.solver == "fast:bcd"
+    ref = rp.reference_solution()
+    assert abs(sol.objective - ref.objective) <= 1e-6 * abs(ref.objective) + 1e-12
+    assert sol.objective == pytest.approx(rp.primal_value(rp._W_of(sol)), rel=1e-9, abs=1e-12)
+    for name in ("W", "xi", "eps", "alpha", "beta"):
+        assert np.shape(sol.variables[name]) == np.shape(ref.variables[name])
+    cert = rp.certify(sol)
+    assert cert.ok, cert.failing
+
+
+@settings(max_examples=6)
+@given(relaxed_problems(kernels=("linear",)))
+def test_linear_path_equals_gram_path(rp):
+    s_lin = fast.solve(rp, random_state=1, max_iter=300000, path="linear")
+    s_gram = fast.solve(rp, random_state=1, max_iter=300000, path="gram", with_W=True)
+    assert s_lin.info["path"] == "linear" and s_gram.info["path"] == "gram"
+    assert s_lin.objective == pytest.approx(s_gram.objective, rel=1e-9, abs=1e-12)
+    W1, W2 = s_lin.variables["W"], s_gram.variables["W"]
+    assert np.linalg.norm(W1 - W2) <= 1e-5 * max(1.0, np.linalg.norm(W1))
+
+
+# ---------------------------------------------------------------------------------------
+# outer loop (Alg. 3): fast vs reference, both from W = 0
+# ---------------------------------------------------------------------------------------
+@settings(max_examples=5)
+@given(seed=st.integers(0, 2**32 - 1), k=st.integers(2, 4), m=st.integers(6, 18),
+       kernel=st.sampled_from(["linear", "rbf", "poly"]), lam=log_uniform(0.05, 5.0),
+       theta=st.floats(0.0, 0.8))
+def test_outer_loop_fast_vs_reference(seed, k, m, kernel, lam, theta):
+    prob, _ = make_problem(seed, m=max(m, k), d=3, k=k, kernel=kernel, lam=lam, mu=0.6,
+                           theta=theta)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        ref = prob.solve(max_outer=30)
+        sol = fast.solve(prob, random_state=0, max_iter=300000, max_outer=30)
+    if ref.status != "optimal" or sol.status != "optimal":
+        return          # the outer loop need not converge (non-convex); compare when both do
+    W_ref, W_fast = ref.variables["W"], prob._W_of(sol)
+    assert np.linalg.norm(W_fast - W_ref) <= 1e-4 * max(1.0, np.linalg.norm(W_ref))
+    assert sol.n_iter == len(sol.info["changes"]) == len(sol.info["inner_iters"])
+    assert sol.info["M"].shape == (prob.m,)
+    cert = prob.certify(sol)
+    assert cert.ok, cert.failing
+
+
+def test_outer_loop_example_matches_reference():
+    prob, _ = make_problem(4, m=20, d=3, k=3, kernel="rbf", lam=1.0, mu=0.5, theta=0.2)
+    ref = prob.solve()
+    sol = fast.solve(prob, random_state=0)
+    assert ref.status == sol.status == "optimal"
+    W_ref = ref.variables["W"]
+    assert np.linalg.norm(prob._W_of(sol) - W_ref) <= 1e-6 * max(1.0, np.linalg.norm(W_ref))
+    assert sol.info["mcodm_objective"] == pytest.approx(ref.info["mcodm_objective"], rel=1e-6)
+    assert np.allclose(sol.info["M"], ref.info["M"], atol=1e-6)
+    assert prob.certify(sol).ok
+
+
+# ---------------------------------------------------------------------------------------
+# status, warnings, reproducibility, validation
+# ---------------------------------------------------------------------------------------
+def test_max_iter_status_and_warning():
+    prob, rng = make_problem(2, m=25, d=3, k=3, kernel="rbf", lam=5.0)
+    rp = prob.relaxed(rng.normal(size=prob.m))
+    with pytest.warns(ConvergenceWarning, match="duality gap"):
+        sol = fast.solve(rp, max_iter=1)
+    assert sol.status == "max_iter" and sol.n_iter == 1
+    assert sol.info["rel_gap"] > sol.info["tol"]
+    with pytest.warns(ConvergenceWarning, match="max_outer=1"):
+        sol = fast.solve(prob, max_outer=1)
+    assert sol.status == "max_iter" and sol.n_iter == 1
+
+
+def test_hard_case_reports_max_iter_honestly():
+    """SPEC §5: BCD is slow for a rank-deficient Gram and large lam; it must say so."""
+    prob, rng = make_problem(7, m=25, d=1, k=4, kernel="poly", lam=331.0, mu=4.65, theta=0.56)
+    rp = prob.relaxed(rng.normal(size=prob.m))
+    with pytest.warns(ConvergenceWarning):
+        sol = fast.solve(rp, max_iter=2000)
+    assert sol.status == "max_iter"
+    assert not rp.certify(sol, reference=False).ok
+
+
+def test_reproducible_with_random_state():
+    prob, rng = make_problem(5, m=20, d=3, k=4, kernel="rbf")
+    rp = prob.relaxed(rng.normal(size=prob.m))
+    s1 = fast.solve(rp, random_state=3, max_iter=5)
+    s2 = fast.solve(rp, random_state=3, max_iter=5)
+    s3 = fast.solve(rp, random_state=4, max_iter=5)
+    assert np.array_equal(s1.coef, s2.coef)
+    assert not np.array_equal(s1.coef, s3.coef)
+
+
+def test_warm_start_from_reference():
+    prob, rng = make_problem(6, m=20, d=3, k=3, kernel="poly")
+    rp = prob.relaxed(rng.normal(size=prob.m))
+    ref = rp.solve()
+    sol = fast.solve(rp, warm_start=ref, random_state=0)
+    cold = fast.solve(rp, random_state=0)
+    assert sol.status == "optimal" and sol.n_iter < cold.n_iter
+    assert sol.objective == pytest.approx(ref.objective, rel=1e-8)
+    bad = rm.Solution(objective=0.0, coef=None, variables={"alpha": -ref.variables["alpha"],
+                                                           "beta": ref.variables["beta"]})
+    with pytest.raises(ValueError, match="warm_start"):
+        fast.solve(rp, warm_start=bad)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"tol": 0.0}, "tol"), ({"tol": -1.0}, "tol"), ({"tol": np.nan}, "tol"),
+    ({"max_iter": 0}, "max_iter"), ({"max_iter": 2.5}, "max_iter"),
+    ({"method": "cd"}, "method"), ({"path": "cache"}, "path"), ({"foo": 1}, "unknown"),
+])
+def test_bad_arguments_relaxed(kwargs, match):
+    prob, rng = make_problem(0, m=10)
+    with pytest.raises(ValueError, match=match):
+        fast.solve(prob.relaxed(np.zeros(prob.m)), **kwargs)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"max_outer": 0}, "max_outer"), ({"max_outer": 1.5}, "max_outer"),
+    ({"tol": 0.0}, "tol"), ({"max_iter": -1}, "max_iter"), ({"method": "sorting"}, "method"),
+    ({"inner_tol": -1e-3}, "inner_tol"),
+])
+def test_bad_arguments_outer(kwargs, match):
+    prob, _ = make_problem(0, m=10)
+    with pytest.raises(ValueError, match=match):
+        fast.solve(prob, **kwargs)
+
+
+def test_with_W_option():
+    prob, rng = make_problem(9, m=12, kernel="rbf")
+    rp = prob.relaxed(rng.normal(size=prob.m))
+    s0 = fast.solve(rp, random_state=0, with_W=False)
+    assert "W" not in s0.variables and rp.certify(s0).ok          # certified from coef
+    s1 = fast.solve(rp, random_state=0, with_W=True)
+    assert np.allclose(s1.variables["W"], prob.F.T @ s1.coef)
+    s2 = fast.solve(rp, random_state=0)                              # F now cached: "auto" gives W
+    assert "W" in s2.variables
+    with pytest.raises(ValueError, match="with_W"):
+        fast.solve(rp, with_W="yes")
+
+
+def test_linear_path_needs_linear_kernel():
+    prob, _ = make_problem(0, m=10, kernel="rbf")
+    with pytest.raises(ValueError, match="path='linear'"):
+        fast.solve(prob.relaxed(np.zeros(prob.m)), path="linear")
+
+
+def test_zero_feature_vector_block():
+    """A sample with phi(x_i) = 0 (A = 0) goes through the A = 0 branch."""
+    prob, rng = make_problem(8, m=15, d=3, k=3, kernel="linear")
+    X = prob.X.copy()
+    X[3] = 0.0
+    prob = rm.McODM(X, prob.y, lam=1.0, mu=0.5, theta=0.3)
+    rp = prob.relaxed(rng.normal(size=prob.m))
+    sol = fast.solve(rp, random_state=0)
+    assert sol.status == "optimal"
+    assert rp.certify(sol).ok
