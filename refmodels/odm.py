@@ -1,0 +1,288 @@
+"""Optimal margin Distribution Machine, ODM (SPEC §4; seed 002 eqs. 12–15, 18; seed 000 eqs. 7, 19).
+
+Primal (seed 002 eq. 12), :math:`\\lambda>0`, :math:`\\mu>0`, :math:`0\\le\\theta<1`:
+
+.. math::
+
+    \\min_{w,\\xi,\\epsilon}\\ \\tfrac12\\|w\\|^2
+    + \\frac{\\lambda}{m(1-\\theta)^2}\\sum_i(\\xi_i^2+\\mu\\epsilon_i^2)
+    \\quad\\text{s.t.}\\quad y_iw^\\top\\phi(x_i)\\ge1-\\theta-\\xi_i,\\
+    y_iw^\\top\\phi(x_i)\\le1+\\theta+\\epsilon_i.
+
+Seed 000 eq. 7 writes the same problem as :math:`\\tfrac12 w^\\top w+\\frac1m\\sum_i(C_1\\xi_i^2+C_2\\epsilon_i^2)`
+with :math:`C_1=\\lambda/(1-\\theta)^2`, :math:`C_2=\\lambda\\mu/(1-\\theta)^2`, :math:`D=\\theta`
+(:meth:`ODM.from_seed000`).
+
+Dual (seed 002 eq. 15; seed 000 eq. 19), :math:`a=\\frac{m(1-\\theta)^2}{2\\lambda}`, :math:`Q=YGY`:
+
+.. math::
+
+    \\min_{\\alpha=[\\zeta;\\beta]\\ge0}\\ \\tfrac12\\alpha^\\top
+    \\begin{bmatrix}Q+aI&-Q\\\\-Q&Q+\\frac a\\mu I\\end{bmatrix}\\alpha
+    +\\begin{bmatrix}(\\theta-1)e\\\\(\\theta+1)e\\end{bmatrix}^\\top\\alpha,
+
+:math:`\\nu=Y(\\zeta-\\beta)` (eq. 14: :math:`w=XY(\\zeta-\\beta)`, :math:`\\xi=a\\zeta`,
+:math:`\\epsilon=a\\beta/\\mu`), :math:`P^\\star=-D^\\star`.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ._validation import in_interval, positive
+from .base import BinaryProblem, run_cvxpy
+from .certify import box_violation, complementarity
+
+
+class ODM(BinaryProblem):
+    """Optimal margin Distribution Machine (SPEC §4; seed 002 eq. 12).
+
+    .. math::
+
+        \\min_{w,\\xi,\\epsilon}\\ \\tfrac12\\|w\\|^2+\\frac{\\lambda}{m(1-\\theta)^2}\\sum_i(\\xi_i^2+\\mu\\epsilon_i^2)
+        \\ \\text{s.t.}\\ y_iw^\\top\\phi(x_i)\\ge1-\\theta-\\xi_i,\\ y_iw^\\top\\phi(x_i)\\le1+\\theta+\\epsilon_i.
+
+    Its unconstrained form (eq. 18) is the canonical objective :meth:`primal_value`:
+    :math:`f_O(w)=\\tfrac12\\|w\\|^2+\\frac{\\lambda}{m(1-\\theta)^2}\\sum_i[\\max(0,1-\\theta-\\gamma_i)^2
+    +\\mu\\max(0,\\gamma_i-1-\\theta)^2]`.
+
+    Parameters
+    ----------
+    X : array (m, d) (or the m x m Gram with ``kernel=Precomputed()``)
+    y : labels, two classes (the larger sorted label is +1)
+    lam : float > 0
+    mu : float > 0, weight of the loss above the margin band
+    theta : float in [0, 1), half-width of the insensitive band around margin 1
+    kernel : Kernel or name, default linear
+
+    Variables (SPEC names): ``w``, ``xi``, ``eps`` (primal slacks), ``zeta``, ``beta``
+    (multipliers of the lower and the upper margin constraints). No intercept.
+    """
+
+    family = "ODM"
+    dual_names = ("zeta", "beta")
+    primal_slack_names = ("xi", "eps")
+
+    def __init__(self, X, y, lam=1.0, mu=1.0, theta=0.0, kernel=None):
+        super().__init__(X, y, kernel)
+        self.lam = positive(lam, "lam")
+        self.mu = positive(mu, "mu")
+        self.theta = in_interval(theta, "theta", 0.0, 1.0, lo_closed=True, hi_closed=False)
+
+    @classmethod
+    def from_seed000(cls, X, y, C1, C2, D, kernel=None):
+        """ODM in seed 000's parameters (eq. 7): ``1/2 w^T w + (1/m) sum(C1 xi^2 + C2 eps^2)``,
+        band ``[1 - D, 1 + D]``.
+
+        SPEC §4's map: ``C1 = lam/(1-theta)^2``, ``C2 = lam*mu/(1-theta)^2``, ``D = theta``,
+        i.e. ``lam = C1 (1-D)^2``, ``mu = C2/C1``, ``theta = D``. Same objective, no factor.
+        """
+        C1 = positive(C1, "C1")
+        C2 = positive(C2, "C2")
+        D = in_interval(D, "D", 0.0, 1.0, lo_closed=True, hi_closed=False)
+        return cls(X, y, lam=C1 * (1.0 - D) ** 2, mu=C2 / C1, theta=D, kernel=kernel)
+
+    # ---- constants of the formulation ---------------------------------------------------
+    @property
+    def _c(self):
+        """Weight of ``sum xi^2``: ``lam / (m (1 - theta)^2)``."""
+        return self.lam / (self.m * (1.0 - self.theta) ** 2)
+
+    @property
+    def a(self):
+        """``a = m (1 - theta)^2 / (2 lam)`` of eq. 15 (``= 1/(2 c)``)."""
+        return self.m * (1.0 - self.theta) ** 2 / (2.0 * self.lam)
+
+    # ---- the formulation, as in SPEC §4 --------------------------------------------------
+    def _solve_primal(self, solver, verbose, opts):
+        """Seed 002 eq. 12 over ``w`` in feature space; ``zeta``, ``beta`` = its multipliers."""
+        import cvxpy as cp
+
+        F, y, m, th = self.F, self.y, self.m, self.theta
+        w, xi, eps = cp.Variable(F.shape[1]), cp.Variable(m), cp.Variable(m)
+        gamma = cp.multiply(y, F @ w)
+        objective = 0.5 * cp.sum_squares(w) + self._c * (cp.sum_squares(xi)
+                                                         + self.mu * cp.sum_squares(eps))
+        constraints = [gamma >= 1 - th - xi, gamma <= 1 + th + eps]
+        problem = cp.Problem(cp.Minimize(objective), constraints)
+        t = run_cvxpy(problem, solver, verbose, **opts)
+        raw = {"w": w.value, "xi": xi.value, "eps": eps.value,
+               "zeta": constraints[0].dual_value, "beta": constraints[1].dual_value}
+        return self._finish(np.asarray(w.value, float), solver, "primal", t,
+                            problem.value, raw)
+
+    def _solve_dual(self, solver, verbose, opts):
+        """Seed 002 eq. 15 over ``alpha = [zeta; beta] >= 0``.
+
+        ``1/2 alpha^T [[Q + aI, -Q], [-Q, Q + (a/mu) I]] alpha`` is written as
+        ``1/2 ||F^T Y (zeta - beta)||^2 + a/2 ||zeta||^2 + a/(2 mu) ||beta||^2``
+        (``Q = YGY = (F^T Y)^T (F^T Y)``), which never forms the 2m x 2m block matrix.
+        """
+        import cvxpy as cp
+
+        m, th, a = self.m, self.theta, self.a
+        zeta, beta = cp.Variable(m), cp.Variable(m)
+        FtY = self._FtY()
+        objective = (0.5 * cp.sum_squares(FtY @ (zeta - beta))
+                     + a / 2 * cp.sum_squares(zeta) + a / (2 * self.mu) * cp.sum_squares(beta)
+                     + (th - 1) * cp.sum(zeta) + (th + 1) * cp.sum(beta))
+        problem = cp.Problem(cp.Minimize(objective), [zeta >= 0, beta >= 0])
+        t = run_cvxpy(problem, solver, verbose, **opts)
+        z, bt = np.asarray(zeta.value, float), np.asarray(beta.value, float)
+        coef, _ = self.coef_from_dual({"zeta": z, "beta": bt})     # nu = Y (zeta - beta)
+        return self._finish(self.w_from_coef(coef), solver, "dual", t, problem.value,
+                            {"zeta": z, "beta": bt})
+
+    def _finish(self, w0, solver, form, elapsed, cvxpy_value, raw):
+        """Polish the CVXPY point (exact Newton on the piecewise quadratic ``f_O``) and
+        return it with the multipliers of eq. 14, which ``w`` determines uniquely:
+        ``xi = max(0, 1-theta-gamma)``, ``eps = max(0, gamma-1-theta)``, ``zeta = xi/a``,
+        ``beta = mu eps/a``, ``nu = Y (zeta - beta)``.
+
+        Why: the dual point of ODM is a function of ``w`` with Lipschitz constant
+        ``~ 2c ||F||^2``, so a CVXPY optimum accurate to 1e-8 in value can miss the
+        1e-6 certificate when only its ``w`` is handed over. ``info`` keeps what CVXPY
+        returned: ``cvxpy_value`` (the optimal value of the problem solved: ``P*`` for the
+        primal, ``D_min* = -P*`` for the dual), ``cvxpy_point`` (its variables by SPEC name)
+        and ``newton_polish_steps``.
+        """
+        w, steps = self.polish(w0)
+        xi, eps = self._slacks(self.margins(w))
+        zeta, beta = xi / self.a, self.mu * eps / self.a
+        coef, _ = self.coef_from_dual({"zeta": zeta, "beta": beta})
+        return self._solution(w=w, b=0.0, coef=coef,
+                              variables={"xi": xi, "eps": eps, "zeta": zeta, "beta": beta},
+                              solver=solver, form=form, elapsed=elapsed,
+                              extra={"newton_polish_steps": steps,
+                                     "cvxpy_value": float(cvxpy_value),
+                                     "cvxpy_point": {k: np.asarray(v, float)
+                                                     for k, v in raw.items()}})
+
+    def gradient(self, w):
+        """``grad f_O(w) = w - F^T Y (2c xi(w) - 2c mu eps(w))``, ``c = lam/(m(1-theta)^2)``."""
+        xi, eps = self._slacks(self.margins(w))
+        return w - self._FtY() @ (2 * self._c * (xi - self.mu * eps))
+
+    def polish(self, w, max_steps=20, max_move=1e-3):
+        """Exact Newton steps on ``f_O`` (piecewise quadratic, eq. 18) from ``w``.
+
+        With the index sets ``lo = {gamma_i < 1-theta}`` and ``hi = {gamma_i > 1+theta}`` of
+        the current point (and of variants that move points within ``t`` of a kink to the
+        other side), ``f_O`` is the quadratic whose minimiser solves
+        ``(I + 2c F_lo^T F_lo + 2c mu F_hi^T F_hi) w = 2c (1-theta) F_lo^T y_lo
+        + 2c mu (1+theta) F_hi^T y_hi`` (r x r, SPD). A step is kept only if it lowers
+        ``||grad f_O||`` without raising ``f_O``; near the optimum the sets are right and one
+        step lands on the optimum to rounding error. Polishing refines, never replaces: the
+        total move stays within ``max_move * (1 + ||w0||)``. Returns ``(w, steps kept)``.
+        """
+        import scipy.sparse as sp
+
+        F, y, c, mu, th = self.F, self.y, self._c, self.mu, self.theta
+        w = w0 = np.asarray(w, float)
+        radius = max_move * (1.0 + np.linalg.norm(w0))
+        f, gn = self.primal_value(w), np.linalg.norm(self.gradient(w))
+        eye = np.eye(F.shape[1])
+
+        def newton(lo, hi):
+            Fl, Fh = F[lo], F[hi]
+            M = 2 * c * (Fl.T @ Fl) + 2 * c * mu * (Fh.T @ Fh)
+            M = np.asarray(M.toarray() if sp.issparse(M) else M) + eye
+            rhs = (2 * c * (1 - th) * np.asarray(Fl.T @ y[lo]).ravel()
+                   + 2 * c * mu * (1 + th) * np.asarray(Fh.T @ y[hi]).ravel())
+            return np.linalg.solve(0.5 * (M + M.T), rhs)
+
+        kept = 0
+        for _ in range(max_steps):
+            gamma = self.margins(w)
+            best = None
+            # the sets of the current point, and variants that move the points next to a
+            # kink (|gamma_i - (1 -+ theta)| <= t) to the other side
+            for t in (0.0, 1e-9, -1e-9, 1e-7, -1e-7, 1e-5, -1e-5, 1e-3, -1e-3):
+                try:
+                    w_new = newton(gamma < 1 - th + t, gamma > 1 + th - t)
+                except np.linalg.LinAlgError:
+                    continue
+                f_new, gn_new = self.primal_value(w_new), np.linalg.norm(self.gradient(w_new))
+                if (gn_new < (gn if best is None else best[2]) and f_new <= f + 1e-14 * (1 + abs(f))
+                        and np.linalg.norm(w_new - w0) <= radius):
+                    best = (w_new, f_new, gn_new)
+            if best is None:
+                break
+            w, f, gn = best
+            kept += 1
+            if gn == 0.0:
+                break
+        return w, kept
+
+    # ---- values and maps --------------------------------------------------------------------
+    def _slacks(self, gamma):
+        """Smallest feasible slacks: ``xi = max(0, 1-theta-gamma)``, ``eps = max(0, gamma-1-theta)``."""
+        th = self.theta
+        return np.maximum(0.0, 1.0 - th - gamma), np.maximum(0.0, gamma - 1.0 - th)
+
+    def primal_value(self, w, b=0.0):
+        """``f_O(w)`` of seed 002 eq. 18 (kernelised through ``F``)."""
+        xi, eps = self._slacks(self.margins(w))
+        return 0.5 * float(w @ w) + self._c * float(xi @ xi + self.mu * (eps @ eps))
+
+    def dual_value(self, dual):
+        """``D_max = (1-theta) e^T zeta - (1+theta) e^T beta - 1/2 ||F^T Y (zeta-beta)||^2
+        - a/2 ||zeta||^2 - a/(2 mu) ||beta||^2`` (minus eq. 15's objective)."""
+        z, bt = np.asarray(dual["zeta"], float), np.asarray(dual["beta"], float)
+        u = self._FtY() @ (z - bt)
+        a, th = self.a, self.theta
+        return float((1 - th) * z.sum() - (1 + th) * bt.sum() - 0.5 * u @ u
+                     - a / 2 * (z @ z) - a / (2 * self.mu) * (bt @ bt))
+
+    def coef_from_dual(self, dual):
+        """``nu = Y (zeta - beta)`` (eq. 14)."""
+        z, bt = np.asarray(dual["zeta"], float), np.asarray(dual["beta"], float)
+        return self.y * (z - bt), None
+
+    # ---- KKT ----------------------------------------------------------------------------------
+    def _given_slacks(self, gamma, sol):
+        xi, eps = self._slacks(gamma)
+        if sol is not None:
+            if np.shape(sol.variables.get("xi")) == (self.m,):
+                xi = np.asarray(sol.variables["xi"], float)
+            if np.shape(sol.variables.get("eps")) == (self.m,):
+                eps = np.asarray(sol.variables["eps"], float)
+        return xi, eps
+
+    def kkt_residuals(self, w, b, dual, sol=None):
+        """KKT of eq. 12 with the Lagrangian of seed 002 eq. 13 (sign typo fixed, SPEC §4).
+
+        Stationarity in ``w``: ``w = F^T Y (zeta - beta)``; in the slacks (eq. 14):
+        ``2 c xi = zeta`` and ``2 c mu eps = beta`` with ``c = lam/(m(1-theta)^2)``.
+        The slacks are sign-free in eq. 12, so only the two margin constraints count for
+        primal feasibility.
+        """
+        z, bt = np.asarray(dual["zeta"], float), np.asarray(dual["beta"], float)
+        th, c = self.theta, self._c
+        gamma = self.margins(w)
+        xi, eps = self._given_slacks(gamma, sol)
+        lower = gamma - (1 - th) + xi            # >= 0, multiplier zeta
+        upper = (1 + th) + eps - gamma           # >= 0, multiplier beta
+        primal_viol = float(max(np.max(np.maximum(-lower, 0.0)), np.max(np.maximum(-upper, 0.0))))
+        w_dual = self._FtY() @ (z - bt)
+        g_xi, g_eps = 2 * c * xi - z, 2 * c * self.mu * eps - bt
+        mults = np.concatenate([z, bt])
+        return {
+            "primal feasibility": (primal_viol, 1.0 + np.max(np.abs(gamma))),
+            "dual feasibility": (box_violation(mults, 0.0, np.inf),
+                                 1.0 + float(np.max(np.abs(mults)))),
+            "complementarity": (max(complementarity(z, lower), complementarity(bt, upper)),
+                                1.0 + abs(self.primal_value(w, b))),
+            "stationarity": (float(np.linalg.norm(w - w_dual)),
+                             1.0 + np.linalg.norm(w) + np.linalg.norm(w_dual)),
+            "stationarity (slacks)": (float(np.hypot(np.linalg.norm(g_xi), np.linalg.norm(g_eps))),
+                                      1.0 + np.linalg.norm(mults)
+                                      + 2 * c * np.hypot(np.linalg.norm(xi),
+                                                         self.mu * np.linalg.norm(eps))),
+        }
+
+    def dual_candidates(self, w, b):
+        """The one dual point consistent with ``w``: stationarity in the slacks (eq. 14),
+        ``zeta = 2c xi``, ``beta = 2c mu eps`` with the smallest feasible slacks."""
+        xi, eps = self._slacks(self.margins(w))
+        c = self._c
+        yield {"zeta": 2 * c * xi, "beta": 2 * c * self.mu * eps}
