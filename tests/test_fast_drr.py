@@ -1,0 +1,364 @@
+"""Fast DRR / DRM solvers (fast/drr.py, fast/_prox.py) against the reference (SPEC §8;
+seed 004 Algs. 2–6)."""
+from __future__ import annotations
+
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.kernel_ridge import KernelRidge
+
+import fast
+import refmodels as rm
+from fast import drr as fdrr
+from fast._prox import group_norm_prox
+from refmodels import base as rm_base
+from refmodels.regularizers import GroupNorm, Regularizer
+
+from strategies import log_uniform
+
+KERNELS = ("linear", "rbf", "poly", "precomputed")
+# (q, r, rho): SPEC §8's strong-duality list, q = inf and q = 1.5, and a few more
+QRRHO = [(1, 1, "identity"), (2, 1, "identity"), (np.inf, 1, "identity"),
+         (1.5, 3, "identity"), (3, 2, "half_square"), (2, 2, 3.0), (np.inf, 2, "half_square"),
+         (1.5, 2, "half_square"), (1, 2, "identity"), (2, np.inf, "identity")]
+
+
+def _kernel(name, X, Xt, rng):
+    d = X.shape[1]
+    if name == "linear":
+        return rm.kernels.Linear(), X, Xt
+    if name == "rbf":
+        return rm.kernels.RBF(gamma=float(rng.uniform(0.1, 2.0)) / d), X, Xt
+    if name == "poly":
+        return rm.kernels.Polynomial(degree=2, gamma=1.0 / d, coef0=1.0), X, Xt
+    k = rm.kernels.RBF(gamma=0.5 / d)
+    return rm.kernels.Precomputed(), k.gram(X), k.cross(Xt, X)
+
+
+@st.composite
+def drr_data(draw, max_m=25, kernels=KERNELS):
+    """``(X, y, X_test, kernel)``: m <= 25 training points in 2–4 classes, 1–3 test points."""
+    seed = draw(st.integers(0, 2**32 - 1))
+    g = draw(st.integers(2, 4))
+    m = draw(st.integers(max(g, 4), max_m))
+    d = draw(st.integers(1, 6))
+    n_test = draw(st.integers(1, 3))
+    kname = draw(st.sampled_from(kernels))
+    rng = np.random.default_rng(seed)
+    y = np.concatenate([np.arange(g), rng.integers(0, g, m - g)])
+    rng.shuffle(y)
+    centers = rng.normal(size=(g, d)) * 1.5
+    X = centers[y] + rng.normal(size=(m, d))
+    Xt = centers[rng.integers(0, g, n_test)] + rng.normal(size=(n_test, d))
+    kernel, Xk, Xtk = _kernel(kname, X, Xt, rng)
+    return Xk, y, Xtk, kernel
+
+
+def _rel_obj_err(a, b):
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    return float(np.max(np.abs(a - b) / (1.0 + np.abs(b))))
+
+
+# ---------------------------------------------------------------------------------------
+# the prox (independent of CVXPY: Fenchel-Young at the returned point)
+# ---------------------------------------------------------------------------------------
+@given(seed=st.integers(0, 2**32 - 1), qrp=st.sampled_from(QRRHO + [(1.2, 4, "identity"),
+                                                                     (3, 1.5, "half_square"),
+                                                                     (1, np.inf, 3.0)]),
+       step=log_uniform(1e-2, 1e1), scale=log_uniform(1e-1, 1e1))
+def test_prox_fenchel_young(seed, qrp, step, scale):
+    """x = prox_{sR}(v) iff u = (v - x)/s is a subgradient of R at x iff R(x) + R*(u) = u^T x."""
+    q, r, rho = qrp
+    reg = GroupNorm(q, r, rho)
+    rng = np.random.default_rng(seed)
+    m = int(rng.integers(2, 12))
+    g = int(rng.integers(1, 4))
+    labels = np.concatenate([np.arange(min(g, m)), rng.integers(0, min(g, m), m - min(g, m))])
+    groups = [np.flatnonzero(labels == c) for c in range(min(g, m))]
+    V = rng.normal(size=(m, 3)) * scale
+    X = group_norm_prox(V, step, reg.q, reg.r, reg.p, groups)
+    for j in range(3):
+        x, v = X[:, j], V[:, j]
+        u = (v - x) / step
+        Rx = float(reg.value(x, groups))
+        if reg.p == 1:          # R* is the indicator of the dual-norm unit ball
+            assert reg.dual_norm(u, groups) <= 1 + 1e-10
+            Ru = 0.0
+        else:
+            Ru = float(reg.conjugate(u, groups))
+        assert abs(Rx + Ru - u @ x) <= 1e-9 * (1 + abs(u @ x) + Rx)
+        assert np.all(np.abs(x) <= np.abs(v) + 1e-15) and np.all(x * v >= 0)
+
+
+def test_prox_matches_closed_forms():
+    """The closed-form cases of GroupNorm.prox (no CVXPY) agree to machine precision."""
+    rng = np.random.default_rng(3)
+    groups = [np.array([0, 3, 4]), np.array([1, 2]), np.array([5, 6, 7, 8])]
+    for q, r, rho in [(1, 1, "identity"), (2, 1, "identity"), (np.inf, 1, "identity"),
+                      (2, 2, "identity"), (2, np.inf, "identity"), (2, 1, "half_square"),
+                      (1, 1, 3.0), (np.inf, np.inf, "half_square")]:
+        reg = GroupNorm(q, r, rho)
+        assert reg.prox_is_closed_form(groups)
+        for _ in range(5):
+            v, s = rng.normal(size=9) * 3, float(10 ** rng.uniform(-2, 1))
+            x = group_norm_prox(v, s, reg.q, reg.r, reg.p, groups)
+            np.testing.assert_allclose(x, reg.prox(v, s, groups), rtol=1e-10, atol=1e-12)
+
+
+# ---------------------------------------------------------------------------------------
+# DRR: fast vs reference
+# ---------------------------------------------------------------------------------------
+@given(data=drr_data(), qrp=st.sampled_from(QRRHO), alpha=st.one_of(st.just(0.0),
+                                                                     log_uniform(1e-2, 1e1)),
+       beta=log_uniform(1e-2, 1e1))
+def test_drr_apg_matches_reference(data, qrp, alpha, beta):
+    X, y, Xt, kernel = data
+    q, r, rho = qrp
+    prob = rm.DRR(X, y, Xt, alpha=alpha, beta=beta, q=q, r=r, rho=rho, kernel=kernel)
+    sol = fast.solve(prob)
+    assert sol.status == "optimal" and sol.solver == "fast:apg" and sol.form == "fast"
+    assert sol.coef.shape == (prob.m, prob.n_test) and sol.variables["W"] is sol.coef
+    np.testing.assert_allclose(sol.objective, prob.primal_value(sol.coef), rtol=1e-10,
+                               atol=1e-12)
+    ref = prob.solve()
+    assert _rel_obj_err(sol.objective, ref.objective) <= 1e-6
+    cert = prob.certify(sol, reference=ref)
+    assert cert.ok, cert
+
+
+@given(data=drr_data(max_m=15), qrp=st.sampled_from(QRRHO), beta=log_uniform(1e-1, 1e1))
+def test_drr_ppa_matches_apg(data, qrp, beta):
+    """PPA (Alg. 4 with the regularizer's prox) reaches the same optimum as APG."""
+    X, y, Xt, kernel = data
+    prob = rm.DRR(X, y, Xt, alpha=0.5, beta=beta, q=qrp[0], r=qrp[1], rho=qrp[2], kernel=kernel)
+    a = fast.solve(prob, method="apg")
+    p = fast.solve(prob, method="ppa")
+    assert p.status == "optimal"
+    assert _rel_obj_err(p.objective, a.objective) <= 1e-8
+    assert prob.certify(p, reference=a).ok
+
+
+# ---------------------------------------------------------------------------------------
+# DRM: every algorithm agrees with the closed form
+# ---------------------------------------------------------------------------------------
+@given(data=drr_data(), alpha=st.one_of(st.just(0.0), log_uniform(1e-2, 1e1)),
+       beta=log_uniform(1e-2, 1e1))
+def test_drm_all_methods_agree(data, alpha, beta):
+    X, y, Xt, kernel = data
+    prob = rm.DRM(X, y, Xt, alpha=alpha, beta=beta, kernel=kernel)
+    cf = fast.solve(prob)
+    assert cf.solver == "fast:closed_form"
+    ref = prob.closed_form()
+    scale = np.abs(ref.coef).max()
+    assert np.abs(cf.coef - ref.coef).max() <= 1e-10 * scale
+    np.testing.assert_allclose(cf.objective, ref.objective, rtol=1e-10, atol=1e-12)
+    methods = ["gd", "ppa", "apg"] + (["linear_ppa"] if kernel.is_linear else [])
+    for method in methods:
+        sol = fast.solve(prob, method=method)
+        assert sol.status == "optimal", method
+        assert np.abs(sol.coef - ref.coef).max() <= 1e-6 * scale, method
+        assert _rel_obj_err(sol.objective, ref.objective) <= 1e-6, method
+        assert prob.certify(sol, reference=ref).ok, method
+
+
+def test_drm_ppa_uses_lanczos_c():
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(30, 4)), np.repeat([0, 1, 2], 10)
+    prob = rm.DRM(X, y, rng.normal(size=(2, 4)), alpha=0.5, beta=0.1, kernel="rbf")
+    sol = fast.solve(prob, method="ppa")
+    sig = np.linalg.eigvalsh(prob.Q_D)[-1]
+    assert sig <= sol.info["c"] <= sig * (1 + 1e-5)
+    # a c below sigma_max but above (sigma_max - beta)/2 still converges (SPEC §8)
+    sol2 = fast.solve(prob, method="ppa", c=0.6 * sig)
+    assert sol2.status == "optimal"
+    np.testing.assert_allclose(sol2.coef, prob.closed_form().coef, rtol=0, atol=1e-7)
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+def test_drm_alpha0_is_kernel_ridge(kernel):
+    """alpha = 0: w = (K + beta I)^{-1} K_x, i.e. KernelRidge fit on targets K_x."""
+    rng = np.random.default_rng(7)
+    X, y = rng.normal(size=(60, 5)), rng.integers(0, 3, 60)
+    Xt = rng.normal(size=(7, 5))
+    beta, gamma = 0.3, 0.2
+    k = rm.kernels.Linear() if kernel == "linear" else rm.kernels.RBF(gamma=gamma)
+    prob = rm.DRM(X, y, Xt, alpha=0.0, beta=beta, kernel=k)
+    Kx = prob.K_x
+    kr = KernelRidge(alpha=beta, kernel=kernel, gamma=gamma if kernel == "rbf" else None)
+    coef = kr.fit(X, Kx).dual_coef_
+    kr_pre = KernelRidge(alpha=beta, kernel="precomputed").fit(prob.K, Kx).dual_coef_
+    np.testing.assert_allclose(coef, kr_pre, rtol=1e-9, atol=1e-12)
+    scale = np.abs(coef).max()
+    for method in ("closed_form", "gd", "ppa", "apg"):
+        sol = fast.solve(prob, method=method)
+        assert np.abs(sol.coef - coef).max() <= 1e-6 * scale, method
+
+
+def test_batches_give_the_same_result():
+    rng = np.random.default_rng(1)
+    X, y = rng.normal(size=(25, 3)), rng.integers(0, 3, 25)
+    y[:3] = [0, 1, 2]
+    prob = rm.DRR(X, y, rng.normal(size=(7, 3)), alpha=0.2, beta=0.5, q=2, r=1,
+                  rho="identity", kernel="rbf")
+    a = fast.solve(prob)
+    b = fast.solve(prob, batch_size=2)
+    np.testing.assert_allclose(b.coef, a.coef, rtol=0, atol=1e-9)
+    dprob = rm.DRM(X, y, rng.normal(size=(7, 3)), alpha=0.2, beta=0.5)
+    np.testing.assert_allclose(fast.solve(dprob, batch_size=3).coef, dprob.closed_form().coef,
+                               rtol=1e-12, atol=1e-14)
+    ws = fast.solve(prob, warm_start=a)
+    assert ws.n_iter <= 2
+
+
+# ---------------------------------------------------------------------------------------
+# a user's regularizer, defined here (not in the package)
+# ---------------------------------------------------------------------------------------
+class ElasticNet(Regularizer):
+    """``R(w) = lam1 ||w||_1 + lam2/2 ||w||^2`` (no conjugate: certified by the prox residual)."""
+
+    def __init__(self, lam1=1.0, lam2=1.0):
+        self.lam1, self.lam2 = lam1, lam2
+
+    def expr(self, w, groups):
+        import cvxpy as cp
+        return self.lam1 * cp.norm(w, 1) + 0.5 * self.lam2 * cp.sum_squares(w)
+
+    def value(self, w, groups):
+        return float(self.lam1 * np.abs(w).sum() + 0.5 * self.lam2 * w @ w)
+
+    def prox(self, v, step, groups):
+        return np.sign(v) * np.maximum(np.abs(v) - step * self.lam1, 0.0) / (1 + step * self.lam2)
+
+
+class WeightedGroupL2(Regularizer):
+    """``R(w) = sum_c sqrt(n_c) ||w^c||_2`` (group lasso with size weights)."""
+
+    def expr(self, w, groups):
+        import cvxpy as cp
+        return sum(np.sqrt(len(g)) * cp.norm(w[g], 2) for g in groups)
+
+    def value(self, w, groups):
+        return float(sum(np.sqrt(len(g)) * np.linalg.norm(w[g]) for g in groups))
+
+    def prox(self, v, step, groups):
+        x = np.zeros_like(v)
+        for g in groups:
+            n = np.linalg.norm(v[g])
+            t = step * np.sqrt(len(g))
+            if n > t:
+                x[g] = v[g] * (1 - t / n)
+        return x
+
+
+@given(data=drr_data(max_m=20), which=st.sampled_from(["enet", "wgl"]),
+       lam=log_uniform(1e-1, 1e1), beta=log_uniform(1e-2, 1e1))
+def test_user_regularizer_through_apg(data, which, lam, beta):
+    X, y, Xt, kernel = data
+    reg = ElasticNet(lam1=lam, lam2=1.0 / lam) if which == "enet" else WeightedGroupL2()
+    prob = rm.DRR(X, y, Xt, alpha=0.3, beta=beta, kernel=kernel, regularizer=reg)
+    sol = fast.solve(prob)
+    assert sol.status == "optimal" and sol.solver == "fast:apg"
+    ref = prob.solve()
+    assert _rel_obj_err(sol.objective, ref.objective) <= 1e-6
+    assert prob.certify(sol, reference=ref).ok
+
+
+# ---------------------------------------------------------------------------------------
+# the matrix-free linear path
+# ---------------------------------------------------------------------------------------
+def _forbid_gram(monkeypatch):
+    def boom(*args, **kwargs):
+        raise AssertionError("the n x n Gram was formed")
+    monkeypatch.setattr(rm.kernels.Linear, "gram", boom)
+    monkeypatch.setattr(rm_base.Problem, "gram", property(boom))
+    for name in ("K", "H", "B", "Q_D", "L", "sigma_max"):
+        monkeypatch.setattr(rm.DRR, name, property(boom))
+
+
+@pytest.mark.parametrize("method", ["linear_ppa", "apg"])
+def test_linear_path_never_forms_the_gram(monkeypatch, method):
+    rng = np.random.default_rng(2)
+    n, p = 3000, 5
+    X, y = rng.normal(size=(n, p)), rng.integers(0, 3, n)
+    Xt = rng.normal(size=(4, p))
+    expected = np.linalg.solve(  # (Q_D + beta I) w = K_x through the p x p structure is not
+        # available in closed form with alpha > 0; use alpha = 0 and the push-through identity
+        X.T @ X + 2.0 * np.eye(p), X.T @ (X @ Xt.T))
+    W_expected = (X @ Xt.T - X @ expected) / 2.0      # (K + beta I)^{-1} K_x = (K_x - X z)/beta
+    prob = rm.DRM(X, y, Xt, alpha=0.0, beta=2.0)
+    _forbid_gram(monkeypatch)
+    sol = fast.solve(prob, method=method)
+    assert sol.status == "optimal" and sol.info["operator"] == "linear"
+    assert np.abs(sol.coef - W_expected).max() <= 1e-6 * np.abs(W_expected).max()
+    prob2 = rm.DRR(X, y, Xt, alpha=0.5, beta=50.0, q=2, r=1, rho="identity")
+    sol2 = fast.solve(prob2, method=method, tol=1e-8)
+    assert sol2.status == "optimal"
+
+
+@pytest.mark.slow
+def test_linear_ppa_large_n(monkeypatch):
+    """n = 20000, p = 5: Alg. 5 runs matrix-free (O(np) per iteration) and agrees with APG.
+
+    (PPA's rate is (c - sigma_min)/(c + beta) with c ~ n here: beta is taken comparable to
+    sigma_max so that the run stays short; with beta ~ 1 it needs ~1e5 iterations.)"""
+    rng = np.random.default_rng(4)
+    n, p = 20000, 5
+    X, y = rng.normal(size=(n, p)), rng.integers(0, 4, n)
+    prob = rm.DRM(X, y, rng.normal(size=(3, p)), alpha=0.5, beta=2000.0)
+    _forbid_gram(monkeypatch)
+    sol = fast.solve(prob, method="linear_ppa")
+    assert sol.status == "optimal"
+    ref = fast.solve(prob, method="apg", tol=1e-12)
+    assert np.abs(sol.coef - ref.coef).max() <= 1e-6 * np.abs(ref.coef).max()
+    assert "gram" not in prob._cache
+
+
+# ---------------------------------------------------------------------------------------
+# early stop and bad input
+# ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("method", ["gd", "ppa", "apg"])
+def test_max_iter_warns(method):
+    rng = np.random.default_rng(5)
+    X, y = rng.normal(size=(20, 3)), np.repeat([0, 1], 10)
+    prob = rm.DRM(X, y, rng.normal(size=(2, 3)), alpha=1.0, beta=0.01, kernel="rbf")
+    with pytest.warns(ConvergenceWarning, match="tol="):
+        sol = fast.solve(prob, method=method, max_iter=1)
+    assert sol.status == "max_iter" and sol.n_iter == 1
+    assert sol.info["residual"] > sol.info["tol"]
+
+
+def test_bad_input():
+    rng = np.random.default_rng(6)
+    X, y = rng.normal(size=(12, 3)), np.repeat([0, 1, 2], 4)
+    Xt = rng.normal(size=(2, 3))
+    drm = rm.DRM(X, y, Xt, alpha=0.5, beta=1.0, kernel="rbf")
+    drr = rm.DRR(X, y, Xt, alpha=0.5, beta=1.0, q=2, r=1, rho="identity")
+    with pytest.raises(ValueError, match="method"):
+        fast.solve(drm, method="newton")
+    with pytest.raises(ValueError, match="method='closed_form'"):
+        fast.solve(drr, method="closed_form")
+    with pytest.raises(ValueError, match="method='gd'"):
+        fast.solve(drr, method="gd")
+    with pytest.raises(ValueError, match="linear_ppa"):
+        fast.solve(drm, method="linear_ppa")
+    for bad in (0, -1e-3, np.nan, "x"):
+        with pytest.raises(ValueError, match="tol"):
+            fast.solve(drr, tol=bad)
+    for bad in (0, -1, 2.5, True):
+        with pytest.raises(ValueError, match="max_iter"):
+            fast.solve(drr, max_iter=bad)
+    with pytest.raises(ValueError, match="batch_size"):
+        fast.solve(drr, batch_size=0)
+    with pytest.raises(ValueError, match="c must"):
+        fast.solve(drm, method="ppa", c=-1.0)
+    with pytest.raises(ValueError, match="eta"):
+        fast.solve(drr, eta=1.0)
+    with pytest.raises(ValueError, match="unknown options"):
+        fast.solve(drr, foo=1)
+    with pytest.raises(ValueError, match="warm_start"):
+        fast.solve(drr, warm_start=np.zeros((3, 3)))
+    with pytest.raises(ValueError, match="operator"):
+        fast.solve(drm, method="apg", operator="linear")
