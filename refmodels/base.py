@@ -136,6 +136,11 @@ class Problem:
         return self._cached("gram", lambda: self.kernel.gram(self.X))
 
     @property
+    def gram_if_built(self):
+        """The Gram matrix if it has been built already, else None (never builds it)."""
+        return self._cache.get("gram")
+
+    @property
     def F(self):
         """Feature matrix of the primal: ``X`` (linear kernel) or the empirical kernel map."""
         return self._cached("F", lambda: _k.feature_matrix(self.kernel, self.X))

@@ -1,0 +1,132 @@
+"""Kernel evaluation and an LRU cache of kernel rows, shared by the fast solvers.
+
+Kernels are passed to numba code as a small tuple ``(kind, gamma, degree, coef0)``
+(:func:`kernel_params`); ``kind`` is one of :data:`LINEAR`, :data:`RBF`,
+:data:`POLY`, :data:`PRECOMPUTED`. For ``PRECOMPUTED`` the "data" ``X`` *is* the
+Gram matrix and row ``i`` is ``G[i]``.
+
+Two ways to get kernel rows:
+
+* the full Gram (:func:`gram`, BLAS) when it fits in memory
+  (:func:`fits_in_memory`, ``m * m * 8`` bytes within ``cache_size_mb``);
+* otherwise an LRU cache of rows (:func:`make_cache`, :func:`get_row`), as in
+  LIBSVM's ``Cache`` class (``svm.cpp``): a fixed number of slots, each holding one
+  full row, the least recently used slot evicted on a miss.
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from numba import njit
+
+LINEAR, RBF, POLY, PRECOMPUTED = 0, 1, 2, 3
+
+
+def kernel_params(kernel):
+    """``(kind, gamma, degree, coef0)`` of a :mod:`refmodels.kernels` object."""
+    name = getattr(kernel, "name", None)
+    if getattr(kernel, "is_precomputed", False):
+        return PRECOMPUTED, 0.0, 1, 0.0
+    if getattr(kernel, "is_linear", False):
+        return LINEAR, 0.0, 1, 0.0
+    if name == "rbf":
+        return RBF, float(kernel.gamma), 1, 0.0
+    if name == "poly":
+        return POLY, float(kernel.gamma), int(kernel.degree), float(kernel.coef0)
+    raise ValueError(f"kernel must be Linear, RBF, Polynomial or Precomputed for the fast "
+                     f"solvers; got {kernel!r}")
+
+
+def dense_data(X):
+    """``X`` as a dense C-contiguous float64 array (the input of :func:`kernel_row`)."""
+    if sp.issparse(X):
+        X = X.toarray()
+    return np.ascontiguousarray(X, dtype=np.float64)
+
+
+def sq_norms(X):
+    """Row squared norms (``sqnorms`` argument of :func:`kernel_row`)."""
+    return np.einsum("ij,ij->i", X, X)
+
+
+@njit(cache=True)
+def kernel_row(kind, gamma, degree, coef0, X, sqnorms, i, out):
+    """``out[j] = k(x_i, x_j)`` for every training row ``j`` (``X`` dense, C-contiguous)."""
+    m = X.shape[0]
+    if kind == 3:
+        for j in range(m):
+            out[j] = X[i, j]
+        return
+    np.dot(X, X[i], out)                 # BLAS gemv: out[j] = x_i^T x_j
+    if kind == 0:
+        return
+    if kind == 1:
+        sqi = sqnorms[i]
+        for j in range(m):
+            sq = sqi + sqnorms[j] - 2.0 * out[j]
+            if sq < 0.0:
+                sq = 0.0
+            out[j] = np.exp(-gamma * sq)
+        return
+    for j in range(m):
+        base = gamma * out[j] + coef0
+        v = 1.0
+        for _ in range(degree):
+            v *= base
+        out[j] = v
+
+
+def make_cache(m, cache_size_mb):
+    """Arrays of an LRU cache of kernel rows: ``(slots, slot_of, owner, last_used)``.
+
+    ``slots`` has ``n_slots = max(2, min(m, cache_size_mb * 2**20 // (8 m)))`` rows of
+    length ``m``; ``slot_of[i]`` is the slot holding row ``i`` (-1: not cached);
+    ``owner[s]`` the row held by slot ``s`` (-1: empty); ``last_used[s]`` its last tick.
+    """
+    n_slots = int(max(2, min(m, int(cache_size_mb * 2**20) // (8 * m))))
+    slots = np.empty((n_slots, m), dtype=np.float64)
+    slot_of = np.full(m, -1, dtype=np.int64)
+    owner = np.full(n_slots, -1, dtype=np.int64)
+    last_used = np.zeros(n_slots, dtype=np.int64)
+    return slots, slot_of, owner, last_used
+
+
+@njit(cache=True)
+def get_row(i, kind, gamma, degree, coef0, X, sqnorms, slots, slot_of, owner, last_used, tick):
+    """Row ``i`` of the kernel matrix through the LRU cache (a view of its slot).
+
+    On a miss the least recently used slot (smallest ``last_used``; empty slots first)
+    is evicted and the row computed into it. ``tick`` is the caller's clock (increase it
+    at every call); the returned view stays valid until the slot is evicted.
+    """
+    s = slot_of[i]
+    if s < 0:
+        best = 0
+        for t in range(owner.shape[0]):
+            if owner[t] < 0:
+                best = t
+                break
+            if last_used[t] < last_used[best]:
+                best = t
+        s = best
+        if owner[s] >= 0:
+            slot_of[owner[s]] = -1
+        owner[s] = i
+        slot_of[i] = s
+        kernel_row(kind, gamma, degree, coef0, X, sqnorms, i, slots[s])
+    last_used[s] = tick
+    return slots[s]
+
+
+def gram(kernel, X):
+    """The full Gram matrix ``G`` (BLAS), symmetric, C-contiguous float64."""
+    kind = kernel_params(kernel)[0]
+    if kind == PRECOMPUTED:
+        G = np.asarray(X, dtype=np.float64)
+        return np.ascontiguousarray(0.5 * (G + G.T))
+    return np.ascontiguousarray(kernel.gram(X), dtype=np.float64)
+
+
+def fits_in_memory(m, cache_size_mb):
+    """Whether the full ``m x m`` float64 Gram fits in ``cache_size_mb`` megabytes."""
+    return 8.0 * m * m <= cache_size_mb * 2**20

@@ -1,0 +1,304 @@
+"""The shared kernel rows / LRU cache (fast/_kernels.py) and the one SMO (fast/_smo.py):
+kernel rows against ``Kernel.cross``, cache hits, misses and evictions, the working-set
+selection against a brute-force choice, shrinking that must revisit shrunk variables,
+and the SVM with intercept (SPEC §1) against the reference and its certificate."""
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+from sklearn.exceptions import ConvergenceWarning
+
+import refmodels as rm
+from fast import _kernels as K
+from fast import _smo
+from strategies import binary_data, log_uniform, random_binary
+
+KERNEL_OBJECTS = [rm.kernels.Linear(), rm.kernels.RBF(gamma=0.3),
+                  rm.kernels.Polynomial(degree=3, gamma=0.5, coef0=1.0),
+                  rm.kernels.Polynomial(degree=2, gamma=2.0, coef0=0.0)]
+
+
+# ---- fast/_kernels.py ---------------------------------------------------------------------
+@pytest.mark.parametrize("kernel", KERNEL_OBJECTS, ids=repr)
+def test_kernel_row_matches_cross(kernel):
+    X = np.random.default_rng(0).normal(size=(9, 4))
+    Kfull = kernel.cross(X, X)
+    kind, gamma, degree, coef0 = K.kernel_params(kernel)
+    Xd = K.dense_data(X)
+    sq = K.sq_norms(Xd)
+    out = np.empty(9)
+    for i in range(9):
+        K.kernel_row(kind, gamma, degree, coef0, Xd, sq, i, out)
+        np.testing.assert_allclose(out, Kfull[i], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(K.gram(kernel, X), kernel.gram(X), rtol=1e-12, atol=1e-12)
+
+
+def test_kernel_row_precomputed_and_sparse():
+    X = np.random.default_rng(1).normal(size=(6, 3))
+    G = rm.kernels.RBF(0.5).gram(X)
+    params = K.kernel_params(rm.kernels.Precomputed())
+    assert params[0] == K.PRECOMPUTED
+    out = np.empty(6)
+    K.kernel_row(*params, G, np.zeros(6), 4, out)
+    np.testing.assert_array_equal(out, G[4])
+    np.testing.assert_allclose(K.gram(rm.kernels.Precomputed(), G), G)
+    import scipy.sparse as sp
+    Xs = sp.csr_matrix(np.where(np.abs(X) > 0.7, X, 0.0))
+    Xd = K.dense_data(Xs)
+    assert Xd.flags.c_contiguous and Xd.dtype == np.float64
+    np.testing.assert_array_equal(Xd, Xs.toarray())
+    with pytest.raises(ValueError, match="kernel"):
+        K.kernel_params(object())
+
+
+def test_make_cache_sizes_and_fits_in_memory():
+    slots, slot_of, owner, last_used = K.make_cache(100, 1.0)
+    assert slots.shape == (100, 100)                       # 1 MB holds 1310 rows: capped at m
+    slots, *_ = K.make_cache(10_000, 1.0)
+    assert slots.shape == (1 * 2**20 // 80_000, 10_000)    # 13 rows
+    slots, slot_of, owner, last_used = K.make_cache(50, 1e-9)
+    assert slots.shape == (2, 50)                          # at least two slots
+    assert np.all(slot_of == -1) and np.all(owner == -1) and slot_of.dtype == np.int64
+    assert K.fits_in_memory(100, 8 * 100 * 100 / 2**20)
+    assert not K.fits_in_memory(101, 8 * 100 * 100 / 2**20)
+
+
+def test_lru_cache_hits_misses_evictions():
+    kernel = rm.kernels.RBF(gamma=0.2)
+    X = np.random.default_rng(2).normal(size=(8, 3))
+    Kfull = kernel.gram(X)
+    params = K.kernel_params(kernel)
+    Xd = K.dense_data(X)
+    sq = K.sq_norms(Xd)
+    cache = K.make_cache(8, 3 * 8 * 8 / 2**20)             # exactly three slots
+    slots, slot_of, owner, last_used = cache
+    assert slots.shape[0] == 3
+    sequence = [0, 1, 2, 0, 3, 4, 0, 1, 5, 5, 2]
+    lru = []                                                # model: most recent last
+    for tick, i in enumerate(sequence, start=1):
+        hit_expected = i in lru
+        before = slot_of[i]
+        row = K.get_row(i, *params, Xd, sq, *cache, tick)
+        np.testing.assert_allclose(row, Kfull[i], rtol=1e-12, atol=1e-13)
+        if hit_expected:
+            assert slot_of[i] == before                     # a hit keeps its slot
+            lru.remove(i)
+        elif len(lru) == 3:
+            victim = lru.pop(0)                             # least recently used leaves
+            assert slot_of[victim] == -1
+        lru.append(i)
+        # consistency of the two index arrays
+        assert sorted(int(o) for o in owner if o >= 0) == sorted(lru)
+        for r in lru:
+            assert owner[slot_of[r]] == r
+            np.testing.assert_allclose(slots[slot_of[r]], Kfull[r], rtol=1e-12, atol=1e-13)
+
+
+# ---- working-set selection -----------------------------------------------------------------
+def _brute_force_pair(Q, s, u, alpha, g):
+    """Independent WSS3: i maximises -s_t g_t over the feasible 'up' moves; j gives the
+    largest exact decrease of f along the feasible direction d = s_i e_i - s_j e_j."""
+    n = len(alpha)
+    up = [t for t in range(n) if (alpha[t] < u[t] if s[t] > 0 else alpha[t] > 0)]
+    i = max(up, key=lambda t: (-s[t] * g[t], t))
+    best, jbest = 0.0, -1
+    for j in range(n):
+        # moving alpha_j by -s_j must stay in the box
+        if not (alpha[j] > 0 if s[j] > 0 else alpha[j] < u[j]) or j == i:
+            continue
+        d = np.zeros(n)
+        d[i], d[j] = s[i], -s[j]
+        slope = d @ g
+        if slope >= 0:
+            continue
+        curv = max(d @ Q @ d, 1e-12)
+        dec = slope**2 / (2 * curv)
+        if dec > best + 1e-12:
+            best, jbest = dec, j
+    viol = max(-s[t] * g[t] for t in up) + max(
+        s[t] * g[t] for t in range(n) if (alpha[t] > 0 if s[t] > 0 else alpha[t] < u[t]))
+    return i, jbest, viol
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_working_set_selection_matches_brute_force(seed):
+    rng = np.random.default_rng(seed)
+    m = 7
+    X = rng.normal(size=(m, 2))
+    Kfull = rm.kernels.RBF(0.7).gram(X)
+    s = np.where(rng.random(m) < 0.5, 1.0, -1.0)
+    s[0], s[1] = 1.0, -1.0
+    u = np.full(m, 2.0)
+    alpha = rng.choice([0.0, 2.0, 0.5, 1.3], size=m)          # bounds and free values mixed
+    p = rng.normal(size=m)
+    Q = s[:, None] * Kfull * s[None, :]
+    g = Q @ alpha + p
+    source = _smo.RowSource(gram=Kfull)
+    active = np.arange(m, dtype=np.int64)
+    stats = np.zeros(6, dtype=np.int64)
+    i, j, viol = _smo.select_working_set(active, m, active, s, u, alpha, g, source.diag,
+                                         source.src, stats)
+    bi, bj, bviol = _brute_force_pair(Q, s, u, alpha, g)
+    assert abs(viol - bviol) <= 1e-12
+    assert i == bi
+    if bj < 0:
+        assert j < 0 or viol <= 0
+    else:
+        assert j == bj
+
+
+def test_working_set_selection_signs_on_a_hand_made_state():
+    # two variables, s = (+1, -1), both at 0, gradients -1: I_up = {0} (s=+1 may increase),
+    # I_low = {1} (s=-1 may increase); the pair (0, 1) violates by 2.
+    G = np.array([[1.0, 0.0], [0.0, 1.0]])
+    s, u = np.array([1.0, -1.0]), np.array([1.0, 1.0])
+    alpha, g = np.zeros(2), np.array([-1.0, -1.0])
+    src = _smo.RowSource(gram=G)
+    act = np.arange(2, dtype=np.int64)
+    i, j, viol = _smo.select_working_set(act, 2, act, s, u, alpha, g, src.diag, src.src,
+                                         np.zeros(6, np.int64))
+    assert (i, j) == (0, 1) and viol == pytest.approx(2.0)
+    # both at their upper bound: s=+1 cannot increase, s=-1 cannot increase: no pair.
+    i, j, viol = _smo.select_working_set(act, 2, act, s, u, np.ones(2), g, src.diag, src.src,
+                                         np.zeros(6, np.int64))
+    assert viol == pytest.approx(0.0) and j == -1 or viol <= 0
+
+
+# ---- shrinking --------------------------------------------------------------------------
+def _full_violation(prob, alpha):
+    y = prob.y
+    g = y * (prob.gram @ (y * alpha)) - 1.0
+    up = ((y > 0) & (alpha < prob.C)) | ((y < 0) & (alpha > 0))
+    low = ((y > 0) & (alpha > 0)) | ((y < 0) & (alpha < prob.C))
+    return np.max(-y[up] * g[up]) - np.min(-y[low] * g[low])
+
+
+@pytest.mark.parametrize("seed", [3, 13])
+def test_shrunk_variables_are_revisited(seed):
+    """On these instances shrinking removes variables that violate the KKT conditions
+    later: the solver must unshrink, reconstruct their gradient and resume (counted in
+    info). A solver that never revisited them would stop with a larger true violation."""
+    X, y, k, _ = random_binary(seed, m=80, d=3, kernel="linear")
+    prob = rm.SVM(X, y, C=10.0, kernel=k, fit_intercept=True)
+    tol = 1e-3
+    on = _smo.solve_svm_with_intercept(prob, tol=tol)
+    off = _smo.solve_svm_with_intercept(prob, tol=tol, shrinking=False)
+    assert on.info["shrunk"] > 0 and on.info["resumed_after_unshrink"] >= 1
+    assert on.info["gradient_reconstructions"] >= 2
+    assert off.info["shrunk"] == 0 and off.info["gradient_reconstructions"] == 0
+    for sol in (on, off):
+        assert _full_violation(prob, sol.variables["alpha"]) <= tol * (1 + 1e-9)
+        assert abs(sol.info["violation"] - _full_violation(prob, sol.variables["alpha"])) < 1e-9
+    # at the default tolerance both certify and agree
+    on, off = (_smo.solve_svm_with_intercept(prob, shrinking=sh) for sh in (True, False))
+    assert abs(on.objective - off.objective) <= 1e-8 * (1 + abs(off.objective))
+    assert prob.certify(on).ok
+
+
+# ---- SVM with intercept -------------------------------------------------------------------
+@given(data=binary_data(), C=log_uniform(1e-2, 1e2), tiny_cache=st.booleans())
+def test_svm_intercept_matches_reference_and_certifies(data, C, tiny_cache):
+    X, y, kernel, _ = data
+    prob = rm.SVM(X, y, C=C, kernel=kernel, fit_intercept=True)
+    ref = prob.solve()
+    sol = _smo.solve_svm_with_intercept(prob, cache_size=1e-5 if tiny_cache else 200)
+    expected_path = "cache" if tiny_cache and not kernel.is_precomputed else "gram"
+    assert sol.info["kernel_path"] == expected_path
+    assert sol.status == "optimal" and sol.solver == "fast:smo" and sol.form == "fast"
+    assert abs(sol.objective - ref.objective) <= 1e-6 * (1 + abs(ref.objective))
+    # the reported objective is the canonical primal at the returned point
+    assert sol.objective == pytest.approx(prob.primal_value(*prob._primal_point(sol)),
+                                          rel=1e-9, abs=1e-12)
+    cert = prob.certify(sol, reference=ref)
+    assert cert.ok, str(cert)
+    assert abs(float(prob.y @ sol.variables["alpha"])) <= 1e-10 * (1 + C * prob.m)
+
+
+def test_svm_intercept_cache_path_counts_and_agrees_with_gram_path():
+    X, y, k, _ = random_binary(5, m=120, d=3, kernel="rbf")
+    prob = rm.SVM(X, y, C=3.0, kernel=k, fit_intercept=True)
+    lazy = _smo.solve_svm_with_intercept(prob)          # Gram not built yet: rows on demand
+    assert lazy.info["kernel_path"] == "cache" and lazy.info["cache_slots"] == 120
+    prob.gram                                            # once built, the Gram is used
+    g = _smo.solve_svm_with_intercept(prob)
+    c = _smo.solve_svm_with_intercept(prob, cache_size=4 * 8 * 120 / 2**20)
+    assert abs(lazy.objective - g.objective) <= 1e-9 * (1 + abs(g.objective))
+    assert g.info["kernel_path"] == "gram" and c.info["kernel_path"] == "cache"
+    assert c.info["cache_slots"] == 4
+    assert c.info["cache_misses"] > 4                       # evictions happened
+    assert c.info["cache_hits"] + c.info["cache_misses"] == c.info["row_requests"]
+    assert abs(g.objective - c.objective) <= 1e-9 * (1 + abs(g.objective))
+    assert prob.certify(c).ok
+
+
+def test_svm_intercept_matches_libsvm():
+    from sklearn.svm import SVC
+
+    X, y, _, _ = random_binary(7, m=70, d=4)
+    prob = rm.SVM(X, y, C=2.0, kernel=rm.kernels.RBF(0.4), fit_intercept=True)
+    sol = _smo.solve_svm_with_intercept(prob)
+    svc = SVC(C=2.0, kernel="rbf", gamma=0.4, tol=1e-12).fit(X, y)
+    coef = np.zeros(len(y))
+    coef[svc.support_] = svc.dual_coef_.ravel()
+    np.testing.assert_allclose(sol.coef, coef, atol=1e-6)
+    assert sol.intercept == pytest.approx(svc.intercept_[0], abs=1e-6)
+
+
+def test_linear_kernel_reports_w():
+    X, y, k, _ = random_binary(8, m=30, d=3)
+    prob = rm.SVM(X, y, C=1.0, fit_intercept=True)
+    sol = _smo.solve_svm_with_intercept(prob)
+    np.testing.assert_allclose(sol.variables["w"], X.T @ sol.coef, atol=1e-12)
+    assert sol.variables["b"] == sol.intercept
+    prob_rbf = rm.SVM(X, y, C=1.0, kernel="rbf", fit_intercept=True)
+    assert "w" not in _smo.solve_svm_with_intercept(prob_rbf).variables
+
+
+def test_max_iter_status_and_warning():
+    X, y, k, _ = random_binary(9, m=60, d=3, kernel="rbf")
+    prob = rm.SVM(X, y, C=5.0, kernel=k, fit_intercept=True)
+    with pytest.warns(ConvergenceWarning, match=r"tol=1\.000e-08"):
+        sol = _smo.solve_svm_with_intercept(prob, max_iter=3)
+    assert sol.status == "max_iter" and sol.n_iter == 3
+    assert sol.info["violation"] > 1e-8
+    assert sol.objective == pytest.approx(prob.primal_value(*prob._primal_point(sol)))
+
+
+def test_reproducible_and_warm_start():
+    X, y, k, _ = random_binary(10, m=50, d=3, kernel="rbf")
+    prob = rm.SVM(X, y, C=2.0, kernel=k, fit_intercept=True)
+    a = _smo.solve_svm_with_intercept(prob)
+    b = _smo.solve_svm_with_intercept(prob)
+    np.testing.assert_array_equal(a.coef, b.coef)
+    assert a.intercept == b.intercept and a.n_iter == b.n_iter
+    w = _smo.solve_svm_with_intercept(prob, warm_start=a)
+    assert w.n_iter <= 2 and abs(w.objective - a.objective) <= 1e-10 * (1 + a.objective)
+    # a warm start off the equality constraint is moved onto it, not rejected
+    a0 = np.full(50, 0.5)
+    w2 = _smo.solve_svm_with_intercept(prob, warm_start={"alpha": a0})
+    assert abs(w2.objective - a.objective) <= 1e-8 * (1 + a.objective)
+
+
+def test_bad_arguments():
+    X, y, k, _ = random_binary(11, m=20, d=2)
+    prob = rm.SVM(X, y, C=1.0, fit_intercept=True)
+    for bad in (0, -1e-3, np.nan, "1e-3", True):
+        with pytest.raises(ValueError, match="tol"):
+            _smo.solve_svm_with_intercept(prob, tol=bad)
+    for bad in (0, -5, 2.5, True):
+        with pytest.raises(ValueError, match="max_iter"):
+            _smo.solve_svm_with_intercept(prob, max_iter=bad)
+    for bad in (0, -1, np.inf, "big"):
+        with pytest.raises(ValueError, match="cache_size"):
+            _smo.solve_svm_with_intercept(prob, cache_size=bad)
+    with pytest.raises(ValueError, match="warm_start"):
+        _smo.solve_svm_with_intercept(prob, warm_start={"alpha": np.full(20, 1.5)})
+    with pytest.raises(ValueError, match="warm_start"):
+        _smo.solve_svm_with_intercept(prob, warm_start={"alpha": -np.ones(20)})
+    with pytest.raises(ValueError, match="warm_start"):
+        _smo.solve_svm_with_intercept(prob, warm_start={"alpha": np.ones(3)})
+    with pytest.raises(ValueError, match="shrinking"):
+        _smo.solve_svm_with_intercept(prob, shrinking="yes")
+    with pytest.raises(ValueError, match="unknown option"):
+        _smo.solve_svm_with_intercept(prob, verbose=True)
