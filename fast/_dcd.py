@@ -1,0 +1,669 @@
+"""One box-constrained dual coordinate descent (DCD), shared by SVM, ODML, LDM and ODM.
+
+The problem (seed 002 Alg. 1, ``ODM_dcd``; LIBLINEAR's ``solve_l2r_l1l2_svc`` is the
+model for permutation, shrinking and stopping):
+
+.. math::
+
+    \\min_{\\alpha}\\ \\tfrac12 u^\\top Q u + p^\\top\\alpha + \\tfrac12\\sum_j d_j\\alpha_j^2
+    \\quad\\text{s.t.}\\quad lo \\le \\alpha \\le hi,\\qquad
+    u = u_0 + \\sum_j \\sigma_j\\alpha_j e_{i(j)},
+
+over ``n`` variables ``alpha_j``, each a *signed copy* of a training point ``i(j)``
+(``sigma_j = +-1``). This one form covers
+
+* SVM (SPEC §1): ``n = m``, ``sigma = 1``, ``Q = YGY``, ``p = -e``, ``d = 0``, ``u0 = 0``;
+* ODML / LDM (SPEC §2–3): ``Q = H`` (Woodbury form), ``u = v = alpha + (mu2/m) e``,
+  ``p = -e``, ``d = 0``;
+* ODM (SPEC §4, eq. 15): ``n = 2m`` variables ``[zeta; beta]``, ``sigma = [+e; -e]``,
+  ``u = zeta - beta``, ``Q = YGY``, ``p = [(theta-1)e; (theta+1)e]``, ``d = [a e; (a/mu) e]``:
+  expanding ``1/2 u^T Q u`` gives exactly the 2m x 2m block matrix of eq. 15, which is
+  never formed.
+
+The gradient of coordinate ``j`` is ``g_j = sigma_j s_{i(j)} + p_j + d_j alpha_j`` with
+``s = Q u``, and its curvature ``Q_{ii} + d_j``. ``s`` is provided by one of three *paths*:
+
+* ``gram`` (mode 0): ``Q = diag(qy) K diag(qy)`` with ``K`` a dense m x m matrix (the Gram,
+  or ``H``), computed once with BLAS; ``s`` is maintained with rows of ``K``;
+* ``cache`` (mode 1): the same with kernel rows on demand through the LRU cache of
+  :mod:`fast._kernels` (``cache_size`` MB, as LIBSVM) when the Gram does not fit;
+* ``linear`` (mode 2 dense, 3 CSR): ``Q = Y X X^T Y`` and ``w = X^T Y u`` is maintained
+  (``s_i = y_i x_i^T w``): O(d) (O(nnz of the row) for CSR) per coordinate step, never an
+  m x m matrix.
+
+Stopping: the projected gradient ``PG`` over an epoch, ``max PG - min PG <= tol`` with
+``max PG >= 0 >= min PG`` by construction (so every ``|PG_j| <= tol``). Shrinking as
+LIBLINEAR: a variable at its lower bound whose gradient exceeds last epoch's ``PGmax`` (at
+its upper bound: below ``PGmin``) leaves the active set; when the active set has
+converged, every variable is put back (*unshrink*) and the stop is re-checked on the full
+set.
+
+Beyond LIBLINEAR (both on by default only when the caller leaves ``tol`` at its default,
+the "certified" mode; see :func:`run`): an active-set Newton refinement on the free set
+between chunks of epochs (coordinate descent crawls on ill-conditioned duals, e.g. a 1-D
+RBF Gram or a linear kernel with d << m and a large C), and a duality-gap check that
+tightens the tolerance until ``P + D_min <= 1e-9 (1 + |P|)``.
+"""
+from __future__ import annotations
+
+import time
+import warnings
+
+import numpy as np
+import scipy.linalg as sla
+import scipy.sparse as sp
+from numba import njit
+
+from . import _kernels as _K
+
+#: default DCD tolerance on the projected gradient (absolute; gradients are O(1) in every
+#: family since the linear terms of the duals are O(1)).
+DEFAULT_TOL = 1e-8
+DEFAULT_MAX_ITER = 100000
+#: with the default tol, the run also continues (tol / 10 at a time) until the duality gap
+#: is below ``DEFAULT_GAP_TOL * (1 + |P|)`` (the certificate asks 1e-6)
+DEFAULT_GAP_TOL = 1e-9
+DEFAULT_CACHE_MB = 200.0
+
+MODE_GRAM, MODE_CACHE, MODE_LINEAR, MODE_CSR = 0, 1, 2, 3
+_PATH_NAME = {MODE_GRAM: "gram", MODE_CACHE: "cache", MODE_LINEAR: "linear", MODE_CSR: "linear"}
+
+_EMPTY2 = np.zeros((1, 1))
+_EMPTYF = np.zeros(1)
+_EMPTYI = np.zeros(1, dtype=np.int64)
+
+
+# ---------------------------------------------------------------------------------------
+# argument checks shared by the families
+# ---------------------------------------------------------------------------------------
+def check_common(method, methods, tol, max_iter, default_tol, default_max_iter):
+    """Validate ``method``, ``tol`` and ``max_iter``; return ``(method, tol, max_iter)``."""
+    if method is None:
+        method = methods[0]
+    if not isinstance(method, str) or method not in methods:
+        raise ValueError(f"method must be one of {list(methods)}; got {method!r}")
+    if tol is None:
+        tol = default_tol
+    if isinstance(tol, bool) or not isinstance(tol, (int, float, np.floating, np.integer)) \
+            or not np.isfinite(tol) or tol <= 0:
+        raise ValueError(f"tol must be a finite number > 0; got {tol!r}")
+    if max_iter is None:
+        max_iter = default_max_iter
+    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
+        raise ValueError(f"max_iter must be an integer >= 1; got {max_iter!r}")
+    return method, float(tol), int(max_iter)
+
+
+def seed_from(random_state):
+    """An int seed for numba's generator from ``random_state`` (None, int or Generator)."""
+    if isinstance(random_state, np.random.Generator):
+        rng = random_state
+    elif random_state is None or (isinstance(random_state, (int, np.integer))
+                                  and not isinstance(random_state, bool)):
+        if random_state is not None and random_state < 0:
+            raise ValueError(f"random_state must be None, an int >= 0 or a Generator; "
+                             f"got {random_state!r}")
+        rng = np.random.default_rng(random_state)
+    elif isinstance(random_state, np.random.RandomState):
+        return int(random_state.randint(0, 2**31 - 1))
+    else:
+        raise ValueError(f"random_state must be None, an int >= 0 or a Generator; "
+                         f"got {random_state!r}")
+    return int(rng.integers(0, 2**31 - 1))
+
+
+def check_cache_size(cache_size):
+    if cache_size is None:
+        return DEFAULT_CACHE_MB
+    if isinstance(cache_size, bool) or not isinstance(cache_size, (int, float, np.integer,
+                                                                    np.floating)) \
+            or not np.isfinite(cache_size) or cache_size <= 0:
+        raise ValueError(f"cache_size must be a number of megabytes > 0; got {cache_size!r}")
+    return float(cache_size)
+
+
+def check_bool(value, name):
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False; got {value!r}")
+    return bool(value)
+
+
+def check_path(path, allowed):
+    if path is None:
+        path = "auto"
+    if path not in ("auto",) + tuple(allowed):
+        raise ValueError(f"path must be one of {['auto'] + list(allowed)}; got {path!r}")
+    return path
+
+
+def warm_values(warm_start, names, sizes, lo, hi):
+    """Dual variables of a previous Solution, checked against the box (never clipped)."""
+    out = []
+    for name, n, l, h in zip(names, sizes, lo, hi):
+        v = getattr(warm_start, "variables", {}).get(name) if warm_start is not None else None
+        if v is None:
+            raise ValueError(f"warm_start must be a Solution carrying the dual variable "
+                             f"{name!r} of this problem")
+        v = np.asarray(v, dtype=np.float64).ravel()
+        if v.shape != (n,):
+            raise ValueError(f"warm_start.variables[{name!r}] must have shape ({n},); "
+                             f"got {v.shape}")
+        if not np.all(np.isfinite(v)):
+            raise ValueError(f"warm_start.variables[{name!r}] must be finite")
+        if np.any(v < l) or np.any(v > h):
+            raise ValueError(f"warm_start.variables[{name!r}] must lie in the box "
+                             f"[{l}, {h}] of this problem (it is not clipped)")
+        out.append(v)
+    return out
+
+
+def convergence_warning(what, residual, tol, n_iter):
+    from sklearn.exceptions import ConvergenceWarning
+
+    warnings.warn(f"{what} stopped at max_iter={n_iter} epochs with residual {residual:.3e} "
+                  f"above the tolerance tol={tol:.3e} asked; the point is not optimal to that "
+                  "tolerance (increase max_iter or tol)", ConvergenceWarning, stacklevel=4)
+
+
+# ---------------------------------------------------------------------------------------
+# Python driver
+# ---------------------------------------------------------------------------------------
+class Oracle:
+    """How ``s = Q u`` is provided: ``gram`` / ``cache`` / ``linear`` (see module doc).
+
+    ``gram``: ``K`` (m x m) and ``qy`` with ``Q = diag(qy) K diag(qy)``.
+    ``cache``: the kernel, the raw data ``X`` and ``qy = y`` (``Q = YKY``), ``cache_size`` MB.
+    ``linear``: data ``X`` (dense or CSR) and ``y`` (``Q = Y X X^T Y``).
+    """
+
+    def __init__(self, path, *, K=None, qy=None, X=None, kernel=None, cache_size=None):
+        self.path = path
+        self.qy = np.ascontiguousarray(qy, dtype=np.float64)
+        m = self.qy.shape[0]
+        self.m = m
+        if path == "gram":
+            self.mode = MODE_GRAM
+            self.K = np.ascontiguousarray(K, dtype=np.float64)
+            self.diag = self.qy**2 * np.diag(self.K)
+        elif path == "cache":
+            self.mode = MODE_CACHE
+            self.kparams = _K.kernel_params(kernel)
+            self.kernel = kernel
+            self.Xk = _K.dense_data(X)
+            self.ksq = _K.sq_norms(self.Xk) if self.kparams[0] != _K.PRECOMPUTED else _EMPTYF
+            self.cache = _K.make_cache(m, cache_size)
+            self.diag = self.qy**2 * kernel_diag(self.kparams, self.Xk, self.ksq)
+        elif path == "linear":
+            if sp.issparse(X):
+                self.mode = MODE_CSR
+                X = sp.csr_matrix(X, dtype=np.float64)
+                X.sort_indices()
+                self.X = X
+                self.diag = np.asarray(X.multiply(X).sum(axis=1)).ravel()
+            else:
+                self.mode = MODE_LINEAR
+                self.X = np.ascontiguousarray(X, dtype=np.float64)
+                self.diag = np.einsum("ij,ij->i", self.X, self.X)
+            self.d = X.shape[1]
+        else:  # pragma: no cover
+            raise ValueError(f"unknown path {path!r}")
+
+    def block(self, pts):
+        """``Q[pts][:, pts]`` (``pts`` point indices, repeats allowed), dense."""
+        q = self.qy[pts]
+        if self.mode == MODE_GRAM:
+            Kb = self.K[np.ix_(pts, pts)]
+        elif self.mode == MODE_CACHE:
+            if self.kparams[0] == _K.PRECOMPUTED:
+                Kb = self.Xk[np.ix_(pts, pts)]
+            else:
+                Xp = self.Xk[pts]
+                Kb = np.asarray(self.kernel.gram(Xp), dtype=np.float64)
+        else:
+            Xp = self.X[pts]
+            Kb = Xp @ Xp.T
+            Kb = np.asarray(Kb.toarray() if sp.issparse(Kb) else Kb, dtype=np.float64)
+        return q[:, None] * Kb * q[None, :]
+
+    def product(self, u):
+        """``s = Q u`` exactly (used at start and to certify the returned point);
+        for the linear path also returns ``w = X^T Y u``."""
+        qy = self.qy
+        c = qy * u
+        if self.mode == MODE_GRAM:
+            return qy * (self.K @ c), None
+        if self.mode == MODE_CACHE:
+            return qy * kernel_matvec(self.kernel, self.Xk, c, self.kparams), None
+        w = np.asarray(self.X.T @ c).ravel()
+        return qy * np.asarray(self.X @ w).ravel(), w
+
+
+def kernel_diag(kparams, X, sqnorms):
+    """``k(x_i, x_i)`` in O(m d) (never through the Gram)."""
+    kind, gamma, degree, coef0 = kparams
+    if kind == _K.PRECOMPUTED:
+        return np.diag(X).astype(np.float64)
+    if kind == _K.RBF:
+        return np.ones(X.shape[0])
+    if kind == _K.POLY:
+        return (gamma * sqnorms + coef0) ** degree
+    return np.asarray(sqnorms, dtype=np.float64)
+
+
+def kernel_matvec(kernel, X, c, kparams=None, chunk_mb=64.0):
+    """``K c`` without forming ``K``: kernel columns of the nonzeros of ``c``, in chunks."""
+    m = X.shape[0]
+    nz = np.flatnonzero(c)
+    out = np.zeros(m)
+    if nz.size == 0:
+        return out
+    if kparams is not None and kparams[0] == _K.PRECOMPUTED:
+        return X[:, nz] @ c[nz]
+    step = max(1, int(chunk_mb * 2**20 // (8 * m)))
+    for s in range(0, nz.size, step):
+        idx = nz[s:s + step]
+        out += kernel.cross(X, X[idx]) @ c[idx]
+    return out
+
+
+def run(oracle, *, sign, lo, hi, p, dg, alpha0, u0=None, tol, max_iter, seed, shrinking=True,
+        polish=True, polish_every=50, polish_max=1500, polish_stable_only=False,
+        primal=None, gap_tol=None):
+    """Run the DCD on ``n = k m`` variables (``k`` = 1 or 2 blocks of ``m``).
+
+    ``sign`` (n,) is ``sigma``; variable ``j`` belongs to point ``j % m``. Returns
+    ``(alpha, u, s, w, info)`` with ``s = Q u`` and ``w`` (linear path) recomputed exactly at
+    the returned point, and ``info`` with the epochs, the projected-gradient spread of the
+    last epoch, the worst ``|PG|`` over all variables at the returned point, the number of
+    unshrink-and-recheck rounds and whether it converged.
+
+    ``polish``: coordinate descent converges linearly but slowly on ill-conditioned duals
+    (e.g. RBF with a small gamma and a large C). The epochs run in chunks of
+    ``polish_every`` (doubling after each kept step); between chunks, if the free set
+    (variables strictly inside their box) is the same as at the previous check, a projected
+    Newton step on it (:func:`_newton_polish`; at most ``polish_max`` variables and only if
+    its O(|F|^3) is small against the work of the last chunk) is kept if it lowers the dual
+    objective. The coordinate descent alone decides the stop; each chunk restarts the
+    shrinking from the full set, with the seed ``seed + chunk index`` (reproducible).
+
+    ``primal`` and ``gap_tol`` (used by the families when the user leaves ``tol`` at its
+    default): when the projected-gradient stop holds, the duality gap
+    ``P(primal point) + D_min(alpha)`` is computed (``primal(alpha, u, s, w)`` gives ``P``;
+    ``D_min = 1/2 u^T s + p^T alpha + 1/2 sum_j d_j alpha_j^2``, constant included); if it
+    exceeds ``gap_tol (1 + |P|)`` the tolerance is divided by 10 and the descent continues
+    (down to ``1e-14``). A ``|PG| <= tol`` point can have a large gap when the box is wide
+    (gap <= ~ 2 m C tol for the SVM) or the dual is ill-conditioned (ODM with theta near 1).
+    """
+    m = oracle.m
+    n = sign.shape[0]
+    idx = np.arange(n, dtype=np.int64) % m
+    sign = np.ascontiguousarray(sign, dtype=np.float64)
+    lo = np.ascontiguousarray(np.broadcast_to(lo, (n,)), dtype=np.float64)
+    hi = np.ascontiguousarray(np.broadcast_to(hi, (n,)), dtype=np.float64)
+    p = np.ascontiguousarray(np.broadcast_to(p, (n,)), dtype=np.float64)
+    dg = np.ascontiguousarray(np.broadcast_to(dg, (n,)), dtype=np.float64)
+    alpha = np.array(alpha0, dtype=np.float64)
+    u0 = np.zeros(m) if u0 is None else np.asarray(u0, dtype=np.float64)
+    qd = oracle.diag[idx] + dg
+
+    def u_of(a):
+        return u0 + np.bincount(idx, weights=sign * a, minlength=m)
+
+    s, w = oracle.product(u_of(alpha))
+    mode = oracle.mode
+    Kmat, Xd = _EMPTY2, _EMPTY2
+    indptr, indices, data = _EMPTYI, _EMPTYI, _EMPTYF
+    kkind, kgamma, kdeg, kcoef0 = 0, 0.0, 1, 0.0
+    Xk, ksq, slots, slot_of, owner, last_used = _EMPTY2, _EMPTYF, _EMPTY2, _EMPTYI, _EMPTYI, \
+        _EMPTYI
+    if mode == MODE_GRAM:
+        Kmat = oracle.K
+    elif mode == MODE_CACHE:
+        kkind, kgamma, kdeg, kcoef0 = oracle.kparams
+        Xk, ksq = oracle.Xk, oracle.ksq
+        slots, slot_of, owner, last_used = oracle.cache
+    elif mode == MODE_LINEAR:
+        Xd = oracle.X
+    else:
+        X = oracle.X
+        indptr = X.indptr.astype(np.int64)
+        indices = X.indices.astype(np.int64)
+        data = X.data.astype(np.float64)
+    stats = np.zeros(8)
+    t0 = time.perf_counter()
+    epochs, n_unshrink, n_updates, rounds = 0, 0, 0, 0
+    n_polish, polish_time = 0, 0.0
+    converged = False
+    last_free = None
+    polish_gap = int(polish_every)
+    cur_tol = float(tol)
+    n_refine = 0
+    while True:
+        chunk = max_iter - epochs
+        if polish:
+            chunk = min(chunk, polish_gap)
+        wv = np.zeros(1) if w is None else np.ascontiguousarray(w, dtype=np.float64)
+        _dcd_epochs(int(mode), idx, sign, p, dg, lo, hi, qd, alpha, s, wv, oracle.qy,
+                    Kmat, Xd, indptr, indices, data,
+                    int(kkind), float(kgamma), int(kdeg), float(kcoef0), Xk, ksq,
+                    slots, slot_of, owner, last_used,
+                    float(cur_tol), int(chunk), bool(shrinking),
+                    int(seed + rounds) % (2**31),
+                    stats)
+        rounds += 1
+        epochs += int(stats[0])
+        n_unshrink += int(stats[3])
+        n_updates += int(stats[5])
+        converged = bool(stats[4])
+        if converged and primal is not None and gap_tol is not None:
+            u_now = u_of(alpha)
+            s_ex, w_ex = oracle.product(u_now)
+            P = float(primal(alpha, u_now, s_ex, w_ex))
+            Dmin = float(0.5 * u_now @ s_ex + p @ alpha + 0.5 * np.sum(dg * alpha * alpha))
+            gap = P + Dmin
+            if gap > gap_tol * (1.0 + abs(P)) and cur_tol > 1e-14:
+                cur_tol = max(cur_tol / 10.0, 1e-14)
+                n_refine += 1
+                converged = False
+                s, w = s_ex, w_ex
+                if epochs < max_iter:
+                    continue
+        if converged or epochs >= max_iter:
+            break
+        # exact s / w (no drift); once the free set has settled (the same at two checks),
+        # the slow tail of coordinate descent is a linear system: try a Newton step on it
+        s, w = oracle.product(u_of(alpha))
+        free = (alpha > lo) & (alpha < hi)
+        if polish_stable_only is False or (last_free is not None
+                                           and np.array_equal(free, last_free)):
+            tp = time.perf_counter()
+            # worth it only if its O(|F|^3) is small against the work of the last chunk
+            per_update = m if mode <= MODE_CACHE else max(1, oracle.d)
+            work = stats[5] * per_update + stats[0] * n * (1 if mode <= MODE_CACHE
+                                                            else max(1, oracle.d))
+            if _newton_polish(oracle, idx, sign, p, dg, lo, hi, alpha, s, polish_max,
+                              budget=10.0 * work + 1e6):
+                n_polish += 1
+                polish_gap *= 2   # a step that did not finish the job: wait longer next time
+                s, w = oracle.product(u_of(alpha))
+                free = (alpha > lo) & (alpha < hi)
+            polish_time += time.perf_counter() - tp
+        last_free = free
+    elapsed = time.perf_counter() - t0
+    # the returned point, recomputed exactly (no drift of the maintained s / w)
+    u = u_of(alpha)
+    s, w = oracle.product(u)
+    pg = _pg_full(idx, sign, p, dg, lo, hi, alpha, s)
+    dual_min = float(0.5 * u @ s + p @ alpha + 0.5 * np.sum(dg * alpha * alpha))
+    info = {
+        "dual_objective": -dual_min,
+        "path": _PATH_NAME[mode],
+        "kernel_path": _PATH_NAME[mode],
+        "n_iter": epochs,
+        "pg_spread": float(stats[1] - stats[2]),
+        "pg_max_abs": float(pg),
+        "n_unshrink": n_unshrink,
+        "n_polish": n_polish,
+        "converged": converged,
+        "n_updates": n_updates,
+        "tol": float(tol),
+        "tol_final": cur_tol,
+        "n_gap_refine": n_refine,
+        "shrinking": bool(shrinking),
+        "loop_time": elapsed,
+        "polish_time": polish_time,
+    }
+    if mode == MODE_CACHE:
+        info["cache_slots"] = int(oracle.cache[0].shape[0])
+    return alpha, u, s, w, info
+
+
+def _newton_polish(oracle, idx, sign, p, dg, lo, hi, alpha, s, polish_max, budget=np.inf):
+    """Active-set Newton refinement on the free set; modifies ``alpha`` in place if kept.
+
+    ``F``: variables strictly inside their box plus bound variables whose gradient points
+    inward; the others stay fixed. On ``F`` the box QP ``min 1/2 D^T Q_FF D + g_F^T D`` is
+    solved by a primal active-set method: Newton step on the working free set
+    (pseudo-inverse through the symmetric eigendecomposition, eigenvalues below
+    ``1e-12 lambda_max`` dropped: ``Q_FF`` is singular for the linear kernel with ``|F| > d``
+    and numerically singular for smooth kernels); if the gradient has a component in the
+    null space the objective is linear along it and the step follows it to the box; a ratio
+    test stops at the first bound (which joins the working set); at a working-set optimum
+    the bound variable with the most negative multiplier is released. At most
+    ``2 |F| + 10`` steps, each O(|F|^3), and at most ``budget`` flops in all (then it stops
+    where it is). The result is kept only if it lowers the dual objective (clipped to
+    the box, so always feasible). Returns True if kept.
+    """
+    g = sign * s[idx] + p + dg * alpha
+    free = (alpha > lo) & (alpha < hi)
+    free |= (alpha <= lo) & (g < 0)
+    free |= (alpha >= hi) & (g > 0)
+    F = np.flatnonzero(free)
+    nF = F.size
+    if nF == 0 or nF > polish_max:
+        return False
+    max_steps = 2 * nF + 10
+    if 4.0 * nF**3 > budget:
+        return False
+    spent = 0.0
+    QF = sign[F][:, None] * oracle.block(idx[F]) * sign[F][None, :]
+    QF[np.diag_indices_from(QF)] += dg[F]
+    QF = 0.5 * (QF + QF.T)
+    gF0 = g[F]
+    loF, hiF = lo[F], hi[F]
+    x0 = alpha[F].copy()
+    x = x0.copy()
+    scale = max(1.0, float(np.max(np.abs(gF0))))
+    W = (x <= loF) | (x >= hiF)            # working set: variables held at a bound
+    for _ in range(max_steps):
+        gx = gF0 + QF @ (x - x0)            # gradient of the sub-QP at x
+        fr = np.flatnonzero(~W)
+        spent += 4.0 * fr.size**3 + 2.0 * nF * nF          # eigh + products (flops)
+        if spent > budget:
+            break                            # out of budget: keep what was gained
+        d = np.zeros(nF)
+        if fr.size:
+            Qff = QF[np.ix_(fr, fr)]
+            lam, V = np.linalg.eigh(Qff)
+            lmax = max(float(lam[-1]), 0.0)
+            keep = lam > 1e-12 * lmax if lmax > 0 else np.zeros(lam.size, bool)
+            gf = gx[fr]
+            coeff = V.T @ gf
+            null = gf - V[:, keep] @ coeff[keep]          # component in the null space
+            if np.linalg.norm(null) > 1e-10 * scale:
+                d[fr] = -null                              # linear descent to the box
+                unbounded_ok = False
+            else:
+                d[fr] = -(V[:, keep] @ (coeff[keep] / lam[keep]))
+                unbounded_ok = True
+        if fr.size == 0 or np.max(np.abs(d)) <= 1e-15 * (1.0 + np.max(np.abs(x))):
+            # optimal on the working set: release the worst bound multiplier, or stop
+            viol = np.where(W & (x <= loF), -gx, np.where(W & (x >= hiF), gx, 0.0))
+            k = int(np.argmax(viol))
+            if viol[k] <= 1e-12 * scale:
+                break
+            W[k] = False
+            continue
+        # ratio test: the largest step in [0, 1] (or unbounded for a null direction)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t_hi = np.where(d > 0, (hiF - x) / d, np.inf)
+            t_lo = np.where(d < 0, (loF - x) / d, np.inf)
+        t_all = np.minimum(t_hi, t_lo)
+        k = int(np.argmin(t_all))
+        t = float(t_all[k])
+        if unbounded_ok and t >= 1.0:
+            x = x + d
+        elif np.isfinite(t):
+            x = np.minimum(np.maximum(x + t * d, loF), hiF)
+            x[k] = hiF[k] if d[k] > 0 else loF[k]
+            W[k] = True
+        else:
+            return False                     # unbounded direction: leave it to the CD
+    D = x - x0
+    change = float(gF0 @ D + 0.5 * D @ (QF @ D))
+    if change < -1e-15 * (1.0 + abs(float(gF0 @ x0))):
+        alpha[F] = x
+        return True
+    return False
+
+
+# ---------------------------------------------------------------------------------------
+# numba epoch helpers
+# ---------------------------------------------------------------------------------------
+@njit(cache=True)
+def _pg_full(idx, sign, p, dg, lo, hi, alpha, s):
+    """``max_j |PG_j|`` over all variables at ``alpha`` (``s = Q u`` exact)."""
+    worst = 0.0
+    for j in range(alpha.shape[0]):
+        g = sign[j] * s[idx[j]] + p[j] + dg[j] * alpha[j]
+        if alpha[j] <= lo[j]:
+            pg = g if g < 0.0 else 0.0
+        elif alpha[j] >= hi[j]:
+            pg = g if g > 0.0 else 0.0
+        else:
+            pg = g
+        if abs(pg) > worst:
+            worst = abs(pg)
+    return worst
+
+
+@njit(cache=True)
+def _base_grad(mode, i, s, w, qy, Xd, indptr, indices, data):
+    """``s_i = (Q u)_i``: maintained (gram, cache) or ``y_i x_i^T w`` (linear)."""
+    if mode <= 1:
+        return s[i]
+    acc = 0.0
+    if mode == 2:
+        for t in range(Xd.shape[1]):
+            acc += Xd[i, t] * w[t]
+    else:
+        for k in range(indptr[i], indptr[i + 1]):
+            acc += data[k] * w[indices[k]]
+    return qy[i] * acc
+
+
+@njit(cache=True)
+def _apply_step(mode, i, delta, s, w, qy, Kmat, Xd, indptr, indices, data,
+                kkind, kgamma, kdeg, kcoef0, Xk, ksq, slots, slot_of, owner, last_used, tick):
+    """``u_i += delta``: update ``s = Q u`` (gram, cache) or ``w = X^T Y u`` (linear)."""
+    c = delta * qy[i]
+    if mode == 0:
+        for k in range(s.shape[0]):
+            s[k] += c * qy[k] * Kmat[i, k]
+    elif mode == 1:
+        row = _K.get_row(i, kkind, kgamma, kdeg, kcoef0, Xk, ksq, slots, slot_of, owner,
+                         last_used, tick)
+        for k in range(s.shape[0]):
+            s[k] += c * qy[k] * row[k]
+    elif mode == 2:
+        for t in range(Xd.shape[1]):
+            w[t] += c * Xd[i, t]
+    else:
+        for k in range(indptr[i], indptr[i + 1]):
+            w[indices[k]] += c * data[k]
+
+
+@njit(cache=True)
+def _dcd_epochs(mode, idx, sign, p, dg, lo, hi, qd, alpha, s, w, qy,
+                Kmat, Xd, indptr, indices, data,
+                kkind, kgamma, kdeg, kcoef0, Xk, ksq, slots, slot_of, owner, last_used,
+                tol, max_iter, shrinking, seed, stats):
+    """The DCD epochs (LIBLINEAR ``solve_l2r_l1l2_svc`` structure)."""
+    np.random.seed(seed)
+    n = alpha.shape[0]
+    INF = np.inf
+    index = np.arange(n)
+    active = n
+    pgmax_old = INF
+    pgmin_old = -INF
+    it = 0
+    n_unshrink = 0
+    converged = False
+    n_updates = 0
+    tick = np.int64(stats[6])        # the LRU clock carries over between calls
+    pgmax_new = 0.0
+    pgmin_new = 0.0
+    while it < max_iter:
+        # random permutation of the active set
+        for a in range(active):
+            b = a + np.random.randint(0, active - a)
+            tmp = index[a]
+            index[a] = index[b]
+            index[b] = tmp
+        # 0 is inside [min PG, max PG] by construction: the spread bounds every |PG|
+        pgmax_new = 0.0
+        pgmin_new = 0.0
+        a = 0
+        while a < active:
+            j = index[a]
+            i = idx[j]
+            g = sign[j] * _base_grad(mode, i, s, w, qy, Xd, indptr, indices, data) \
+                + p[j] + dg[j] * alpha[j]
+            pg = 0.0
+            if alpha[j] <= lo[j]:
+                if shrinking and g > pgmax_old:
+                    active -= 1
+                    index[a] = index[active]
+                    index[active] = j
+                    continue
+                elif g < 0.0:
+                    pg = g
+            elif alpha[j] >= hi[j]:
+                if shrinking and g < pgmin_old:
+                    active -= 1
+                    index[a] = index[active]
+                    index[active] = j
+                    continue
+                elif g > 0.0:
+                    pg = g
+            else:
+                pg = g
+            if pg > pgmax_new:
+                pgmax_new = pg
+            if pg < pgmin_new:
+                pgmin_new = pg
+            if abs(pg) > 1e-300:
+                old = alpha[j]
+                if qd[j] > 0.0:
+                    new = old - g / qd[j]
+                    if new < lo[j]:
+                        new = lo[j]
+                    elif new > hi[j]:
+                        new = hi[j]
+                else:
+                    # zero curvature (phi(x_i) = 0, no diagonal): the objective is linear in
+                    # alpha_j, so it goes to the bound the gradient points to (SPEC §2)
+                    new = lo[j] if g > 0.0 else hi[j]
+                delta = new - old
+                if delta != 0.0:
+                    alpha[j] = new
+                    tick += 1
+                    _apply_step(mode, i, sign[j] * delta, s, w, qy, Kmat, Xd, indptr,
+                                indices, data, kkind, kgamma, kdeg, kcoef0, Xk, ksq, slots,
+                                slot_of, owner, last_used, tick)
+                    n_updates += 1
+            a += 1
+        it += 1
+        if pgmax_new - pgmin_new <= tol:
+            if active == n:
+                converged = True
+                break
+            # unshrink and recheck on the full set
+            active = n
+            pgmax_old = INF
+            pgmin_old = -INF
+            n_unshrink += 1
+            continue
+        pgmax_old = pgmax_new
+        pgmin_old = pgmin_new
+        if pgmax_old <= 0.0:
+            pgmax_old = INF
+        if pgmin_old >= 0.0:
+            pgmin_old = -INF
+    stats[0] = it
+    stats[1] = pgmax_new
+    stats[2] = pgmin_new
+    stats[3] = n_unshrink
+    stats[4] = 1.0 if converged else 0.0
+    stats[5] = n_updates
+    stats[6] = tick

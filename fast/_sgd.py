@@ -1,0 +1,264 @@
+"""Stochastic solvers of the linear primals: SVRG for ODM, ASGD for ODML / LDM.
+
+* **SVRG** (seed 002 Alg. 2; Johnson & Zhang 2013) on the smooth ODM primal (eq. 18)
+
+  .. math::
+
+      f_O(w)=\\frac1m\\sum_i f_i(w),\\quad f_i(w)=\\tfrac12\\|w\\|^2+\\kappa\\big[\\max(0,1-\\theta-\\gamma_i)^2
+      +\\mu\\max(0,\\gamma_i-1-\\theta)^2\\big]/2,\\quad \\kappa=\\frac{2\\lambda}{(1-\\theta)^2},
+
+  with :math:`\\nabla f_i(w)=w+\\kappa\\,[(\\gamma_i+\\theta-1)1_{\\gamma_i<1-\\theta}
+  +\\mu(\\gamma_i-\\theta-1)1_{\\gamma_i>1+\\theta}]\\,y_ix_i` (seed 002 Thm 3.1). Each outer
+  round computes the full gradient at the snapshot (stop when its norm is ``<= tol``), then
+  ``m`` variance-reduced steps; the next snapshot is the iterate at a random inner step
+  (Alg. 2 line 11) or the last one.
+
+* **ASGD** (seed 001 Alg. 2, Thm 2) on the ODML primal (LDM = ODML(mC, 2λ1, λ2), SPEC §3)
+
+  .. math::
+
+      g(w)=\\tfrac12\\|w\\|^2+\\mu_1\\gamma_v-\\mu_2\\gamma_m+\\frac\\lambda m\\sum_i\\max(0,1-\\gamma_i),
+
+  with the two-sample unbiased stochastic subgradient
+  :math:`w+2\\mu_1x_ix_i^\\top w-2\\mu_1y_iy_jx_ix_j^\\top w-\\mu_2y_ix_i-\\lambda y_ix_i1_{\\gamma_i<1}`,
+  ``i`` and ``j`` drawn **independently, with replacement** (SPEC §3: ``i != j`` would bias
+  the variance term), step ``eta_t = eta0 (1 + eta0 t)^{-3/4}`` (Xu 2011, the seed's [28];
+  strong convexity 1) and the Polyak–Ruppert average ``wbar`` from ``t0`` on (recursive
+  formula of seed 001 with ``mu_t = 1/max(1, t - t0)``).
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from numba import njit
+
+
+class LinearData:
+    """Dense or CSR rows for the numba loops (mode 0 dense, 1 CSR)."""
+
+    def __init__(self, X, y):
+        self.y = np.ascontiguousarray(y, dtype=np.float64)
+        if sp.issparse(X):
+            X = sp.csr_matrix(X, dtype=np.float64)
+            X.sort_indices()
+            self.mode = 1
+            self.X = X
+            self.Xd = np.zeros((1, 1))
+            self.indptr = X.indptr.astype(np.int64)
+            self.indices = X.indices.astype(np.int64)
+            self.data = X.data.astype(np.float64)
+            self.sqnorms = np.asarray(X.multiply(X).sum(axis=1)).ravel()
+        else:
+            self.mode = 0
+            self.X = self.Xd = np.ascontiguousarray(X, dtype=np.float64)
+            self.indptr = self.indices = np.zeros(1, dtype=np.int64)
+            self.data = np.zeros(1)
+            self.sqnorms = np.einsum("ij,ij->i", self.Xd, self.Xd)
+        self.m, self.d = X.shape
+
+    def args(self):
+        return (self.mode, self.Xd, self.indptr, self.indices, self.data, self.y)
+
+    def margins(self, w):
+        return self.y * np.asarray(self.X @ w).ravel()
+
+
+def svrg_odm(data, w0, kappa, mu, theta, step, tol, max_iter, seed, random_snapshot):
+    """Run SVRG; returns ``(w, stats)`` with ``stats = [epochs, ||grad f_O(w)||]``."""
+    w = np.array(w0, dtype=np.float64)
+    stats = np.zeros(2)
+    _svrg_loop(*data.args(), w, float(kappa), float(mu), float(theta), float(step),
+               float(tol), int(max_iter), int(seed), bool(random_snapshot), stats)
+    return w, stats
+
+
+def asgd_odml(data, w0, lam, mu1, mu2, eta0, t0, tol, max_iter, seed):
+    """Run ASGD; returns ``(wbar, stats)`` with ``stats = [epochs, subgradient norm]``."""
+    w = np.array(w0, dtype=np.float64)
+    wbar = w.copy()
+    stats = np.zeros(2)
+    _asgd_loop(*data.args(), w, wbar, float(lam), float(mu1), float(mu2), float(eta0),
+               int(t0), float(tol), int(max_iter), int(seed), stats)
+    return wbar, stats
+
+
+def draw_pairs(m, n, seed):
+    """The ``(i, j)`` pairs ASGD draws (for tests of the sampler): ``n`` pairs, ``i`` and
+    ``j`` independent and uniform on ``0..m-1`` (with replacement)."""
+    out = np.zeros((n, 2), dtype=np.int64)
+    _draw_pairs(int(m), int(n), int(seed), out)
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# numba helpers
+# ---------------------------------------------------------------------------------------
+@njit(cache=True)
+def _draw_pair(m):
+    """Two indices drawn independently, uniformly, with replacement (SPEC §3)."""
+    i = np.random.randint(0, m)
+    j = np.random.randint(0, m)
+    return i, j
+
+
+@njit(cache=True)
+def _draw_pairs(m, n, seed, out):
+    np.random.seed(seed)
+    for t in range(n):
+        i, j = _draw_pair(m)
+        out[t, 0] = i
+        out[t, 1] = j
+
+
+@njit(cache=True)
+def _dot(mode, i, Xd, indptr, indices, data, w):
+    acc = 0.0
+    if mode == 0:
+        for t in range(Xd.shape[1]):
+            acc += Xd[i, t] * w[t]
+    else:
+        for k in range(indptr[i], indptr[i + 1]):
+            acc += data[k] * w[indices[k]]
+    return acc
+
+
+@njit(cache=True)
+def _axpy(mode, i, c, Xd, indptr, indices, data, out):
+    """``out += c x_i``."""
+    if mode == 0:
+        for t in range(Xd.shape[1]):
+            out[t] += c * Xd[i, t]
+    else:
+        for k in range(indptr[i], indptr[i + 1]):
+            out[indices[k]] += c * data[k]
+
+
+@njit(cache=True)
+def _odm_loss_deriv(gamma, kappa, mu, theta):
+    """``d/d gamma`` of ``kappa/2 [max(0,1-theta-gamma)^2 + mu max(0,gamma-1-theta)^2]``."""
+    if gamma < 1.0 - theta:
+        return kappa * (gamma + theta - 1.0)
+    if gamma > 1.0 + theta:
+        return kappa * mu * (gamma - theta - 1.0)
+    return 0.0
+
+
+@njit(cache=True)
+def _odm_full_grad(mode, Xd, indptr, indices, data, y, w, kappa, mu, theta, coefs, grad):
+    """``grad = grad f_O(w)``; ``coefs[i]`` = loss derivative at the margin of ``i``."""
+    m = y.shape[0]
+    for t in range(w.shape[0]):
+        grad[t] = w[t]
+    for i in range(m):
+        gi = y[i] * _dot(mode, i, Xd, indptr, indices, data, w)
+        c = _odm_loss_deriv(gi, kappa, mu, theta)
+        coefs[i] = c
+        if c != 0.0:
+            _axpy(mode, i, c * y[i] / m, Xd, indptr, indices, data, grad)
+    nrm = 0.0
+    for t in range(w.shape[0]):
+        nrm += grad[t] * grad[t]
+    return np.sqrt(nrm)
+
+
+@njit(cache=True)
+def _svrg_loop(mode, Xd, indptr, indices, data, y, w, kappa, mu, theta, step, tol, max_iter,
+               seed, random_snapshot, stats):
+    np.random.seed(seed)
+    m = y.shape[0]
+    d = w.shape[0]
+    mu_bar = np.zeros(d)
+    coefs_bar = np.zeros(m)
+    wbar = w.copy()
+    wsnap = w.copy()
+    epoch = 0
+    gnorm = _odm_full_grad(mode, Xd, indptr, indices, data, y, wbar, kappa, mu, theta,
+                           coefs_bar, mu_bar)
+    while gnorm > tol and epoch < max_iter:
+        for t in range(d):
+            w[t] = wbar[t]
+        t_snap = np.random.randint(0, m) if random_snapshot else m - 1
+        for it in range(m):
+            i = np.random.randint(0, m)
+            gi = y[i] * _dot(mode, i, Xd, indptr, indices, data, w)
+            dc = _odm_loss_deriv(gi, kappa, mu, theta) - coefs_bar[i]
+            # w <- w - step (w - wbar + mu_bar + dc y_i x_i)
+            for t in range(d):
+                w[t] -= step * (w[t] - wbar[t] + mu_bar[t])
+            if dc != 0.0:
+                _axpy(mode, i, -step * dc * y[i], Xd, indptr, indices, data, w)
+            if it == t_snap:
+                for t in range(d):
+                    wsnap[t] = w[t]
+        for t in range(d):
+            wbar[t] = wsnap[t]
+        epoch += 1
+        gnorm = _odm_full_grad(mode, Xd, indptr, indices, data, y, wbar, kappa, mu, theta,
+                               coefs_bar, mu_bar)
+    for t in range(d):
+        w[t] = wbar[t]
+    stats[0] = epoch
+    stats[1] = gnorm
+
+
+@njit(cache=True)
+def _odml_subgrad(mode, Xd, indptr, indices, data, y, w, lam, mu1, mu2, grad):
+    """A subgradient of the ODML primal at ``w`` (hinge ties ``gamma_i = 1`` counted as 0)
+    and its norm: ``w + (2 mu1/m) X^T P X w - (mu2/m) X^T y - (lam/m) sum_{gamma_i<1} y_i x_i``."""
+    m = y.shape[0]
+    d = w.shape[0]
+    f = np.empty(m)
+    for i in range(m):
+        f[i] = _dot(mode, i, Xd, indptr, indices, data, w)
+    gm = 0.0
+    for i in range(m):
+        gm += y[i] * f[i]
+    gm /= m
+    for t in range(d):
+        grad[t] = w[t]
+    for i in range(m):
+        # d/dw of mu1 * gamma_v = (2 mu1/m) sum_i (gamma_i - gamma_m) y_i x_i
+        c = 2.0 * mu1 / m * (y[i] * f[i] - gm) * y[i] - mu2 / m * y[i]
+        if y[i] * f[i] < 1.0:
+            c -= lam / m * y[i]
+        if c != 0.0:
+            _axpy(mode, i, c, Xd, indptr, indices, data, grad)
+    nrm = 0.0
+    for t in range(d):
+        nrm += grad[t] * grad[t]
+    return np.sqrt(nrm)
+
+
+@njit(cache=True)
+def _asgd_loop(mode, Xd, indptr, indices, data, y, w, wbar, lam, mu1, mu2, eta0, t0, tol,
+               max_iter, seed, stats):
+    np.random.seed(seed)
+    m = y.shape[0]
+    d = w.shape[0]
+    grad = np.zeros(d)
+    t = 0
+    epoch = 0
+    gnorm = _odml_subgrad(mode, Xd, indptr, indices, data, y, wbar, lam, mu1, mu2, grad)
+    while gnorm > tol and epoch < max_iter:
+        for _ in range(m):
+            i, j = _draw_pair(m)
+            fi = _dot(mode, i, Xd, indptr, indices, data, w)
+            fj = _dot(mode, j, Xd, indptr, indices, data, w)
+            eta = eta0 * (1.0 + eta0 * t) ** (-0.75)
+            # grad = w + 2 mu1 x_i (x_i^T w) - 2 mu1 y_i y_j x_i (x_j^T w) - mu2 y_i x_i
+            #        - lam y_i x_i 1{y_i x_i^T w < 1}              (seed 001 eq. 15)
+            c = 2.0 * mu1 * fi - 2.0 * mu1 * y[i] * y[j] * fj - mu2 * y[i]
+            if y[i] * fi < 1.0:
+                c -= lam * y[i]
+            for k in range(d):
+                w[k] -= eta * w[k]
+            if c != 0.0:
+                _axpy(mode, i, -eta * c, Xd, indptr, indices, data, w)
+            t += 1
+            rate = 1.0 / max(1, t - t0)
+            for k in range(d):
+                wbar[k] += rate * (w[k] - wbar[k])
+        epoch += 1
+        gnorm = _odml_subgrad(mode, Xd, indptr, indices, data, y, wbar, lam, mu1, mu2, grad)
+    stats[0] = epoch
+    stats[1] = gnorm

@@ -1,0 +1,209 @@
+"""Fast solvers of ODML (SPEC §2; seed 002 §3.1, eqs. 4–10, Alg. 1) and LDM (SPEC §3;
+seed 001 eqs. 3–12, Alg. 2), one problem in two parametrisations:
+LDM(C, λ1, λ2) = ODML(λ = mC, μ1 = 2λ1, μ2 = λ2), multiplier ``beta`` (LDM) = ``alpha`` (ODML).
+
+Dual (constant kept, so :math:`P^\\star=-D^\\star`), with :math:`v=\\frac{\\mu_2}{m}e+\\alpha`:
+
+.. math::
+
+    \\min_{0\\le\\alpha\\le\\lambda/m}\\ \\tfrac12 v^\\top Hv-e^\\top\\alpha,\\qquad
+    H=YG(I+AG)^{-1}Y,\\ A=\\frac{2\\mu_1}{m}P,\\ P=I-\\tfrac1m yy^\\top,\\qquad
+    \\nu=(I+AG)^{-1}Yv.
+
+``method="dcd"`` (default): the shared DCD of :mod:`fast._dcd` with ``u = v`` (offset
+``(mu2/m) e``), ``p = -e``:
+
+* kernel path (``gram``): ``H`` by the stable Woodbury form of SPEC §2
+  (:func:`refmodels.odml.woodbury_H`: one Cholesky of the SPD ``I + RGR``, no inverse of
+  ``A`` and no m x m inverse). ``H`` is not a kernel matrix, so there is no bounded-cache
+  path: the kernel path needs the full m x m ``H`` in memory.
+* linear path: the d x d metric ``M = I + X^T A X = I + (2mu1/m)(X^T X - (X^T y)(X^T y)^T/m)``
+  (O(m d^2)), Cholesky ``M = L L^T`` and the whitened data ``Z = X L^{-T}``. By the
+  push-through identity ``G (I + AG)^{-1} = X M^{-1} X^T = Z Z^T``, so ``H = Y Z Z^T Y`` and
+  the dual is an SVM-like dual over ``Z``: ``u = Z^T Y v`` is maintained (O(d) per step),
+  ``w = M^{-1} X^T Y v = L^{-T} u``. An epoch costs O(m d), never O(m^2). With ``mu1 = 0``,
+  ``Z = X`` (sparse input stays sparse); otherwise ``Z`` is dense m x d. The automatic
+  choice takes this path for the linear kernel unless ``d > m`` and ``mu1 > 0`` (then the
+  m x m ``H`` is the smaller matrix and the ``gram`` path is used).
+
+Recovery without ``(I + AG)^{-1}``: from ``(I + AG) nu = Yv`` and ``G nu = Y H v``,
+``nu = Yv - A Y (Hv)``; the margins are ``gamma = Hv`` and ``||w||^2 = nu^T Y (Hv)``.
+
+``method="asgd"`` (linear kernel only): seed 001 Alg. 2 on the primal (see
+:mod:`fast._sgd`); a stochastic method for large m that returns ``w`` only (the
+certificate derives the multipliers from the margins).
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import scipy.linalg as sla
+import scipy.sparse as sp
+
+from refmodels.solution import Solution
+
+from . import _dcd, _sgd
+from .svm import make_solution
+
+METHODS = ("dcd", "asgd")
+ASGD_DEFAULT_TOL = 1e-6
+ASGD_DEFAULT_MAX_ITER = 20
+
+
+def odml_params(prob):
+    """``(lam, mu1, mu2, upper, dual name)`` in ODML's parametrisation (SPEC §3 map for LDM)."""
+    if hasattr(prob, "lam1"):                       # LDM(C, lam1, lam2)
+        return prob.m * prob.C, 2.0 * prob.lam1, prob.lam2, prob.C, "beta"
+    return prob.lam, prob.mu1, prob.mu2, prob.lam / prob.m, "alpha"
+
+
+def primal_objective(gamma, wnorm2, lam, mu1, mu2):
+    """ODML primal (seed 002 eq. 4) from the margins and ``||w||^2``; equals LDM's."""
+    m = gamma.shape[0]
+    gm = float(np.mean(gamma))
+    gv = float(np.mean((gamma - gm) ** 2))
+    return (0.5 * wnorm2 + mu1 * gv - mu2 * gm
+            + lam / m * float(np.sum(np.maximum(0.0, 1.0 - gamma))))
+
+
+def whiten(X, y, mu1):
+    """``(Z, L)`` with ``L L^T = M = I + X^T A X`` and ``Z = X L^{-T}`` (``Z = X`` if mu1 = 0)."""
+    m, d = X.shape
+    if mu1 == 0.0:
+        return X, None
+    c = 2.0 * mu1 / m
+    XtX = X.T @ X
+    XtX = np.asarray(XtX.toarray() if sp.issparse(XtX) else XtX, dtype=np.float64)
+    Xty = np.asarray(X.T @ y).ravel()
+    M = np.eye(d) + c * (XtX - np.outer(Xty, Xty) / m)
+    L = np.linalg.cholesky(0.5 * (M + M.T))
+    Xt = X.T.toarray() if sp.issparse(X) else X.T
+    Z = sla.solve_triangular(L, Xt, lower=True).T          # rows z_i = L^{-1} x_i
+    return np.ascontiguousarray(Z), L
+
+
+def solve(prob, method=None, tol=None, max_iter=None, random_state=None, warm_start=None,
+          **options):
+    """Solve :class:`refmodels.ODML` or :class:`refmodels.LDM`.
+
+    ``method``: ``"dcd"`` (default) or ``"asgd"`` (linear kernel). DCD options:
+    ``shrinking`` (True), ``path`` (``"auto"``/``"gram"``/``"linear"``). ASGD options:
+    ``eta0`` (initial step, default ``1/(1 + 4 mu1 R^2)``, ``R = max ||x_i||``), ``t0``
+    (start of the averaging, default one epoch).
+    """
+    if method is None:
+        method = "dcd"
+    if method == "asgd":
+        return _solve_asgd(prob, tol, max_iter, random_state, warm_start, **options)
+    gap_tol = _dcd.DEFAULT_GAP_TOL if tol is None else None
+    method, tol, max_iter = _dcd.check_common(method, METHODS, tol, max_iter,
+                                              _dcd.DEFAULT_TOL, _dcd.DEFAULT_MAX_ITER)
+    shrinking = _dcd.check_bool(options.pop("shrinking", True), "shrinking")
+    # the Newton polish by default only in the certified mode (tol left at its default);
+    # with an explicit tol the run is the plain LIBLINEAR-style descent unless asked
+    polish = _dcd.check_bool(options.pop("polish", gap_tol is not None), "polish")
+    options.pop("cache_size", None)        # accepted for a uniform API; H needs m x m
+    path = _dcd.check_path(options.pop("path", None), ("gram", "linear"))
+    if options:
+        raise ValueError(f"unknown options {sorted(options)} for the {type(prob).__name__} "
+                         "DCD solver")
+    if path == "linear" and not prob.kernel.is_linear:
+        raise ValueError(f"path='linear' needs the linear kernel; got kernel={prob.kernel!r}")
+    if path == "auto":
+        # whitening costs O(m d^2 + d^3) and d x d memory, H costs O(m^2 d + m^3) and m x m:
+        # the linear path unless d > m with a variance term (then H is the smaller matrix)
+        d = prob.X.shape[1]
+        linear = prob.kernel.is_linear and (odml_params(prob)[1] == 0.0 or d <= prob.m)
+        path = "linear" if linear else "gram"
+    t0 = time.perf_counter()
+    m, y = prob.m, prob.y
+    lam, mu1, mu2, upper, name = odml_params(prob)
+    if warm_start is not None:
+        (alpha0,) = _dcd.warm_values(warm_start, (name,), (m,), (0.0,), (upper,))
+    else:
+        alpha0 = np.zeros(m)
+    c = 2.0 * mu1 / m
+    L = None
+    if path == "gram":
+        from refmodels.odml import woodbury_H
+
+        G = np.asarray(prob.gram, dtype=np.float64)
+        oracle = _dcd.Oracle("gram", K=woodbury_H(G, y, c), qy=np.ones(m))
+    else:
+        Z, L = whiten(prob.X, y, mu1)
+        oracle = _dcd.Oracle("linear", X=Z, qy=y)
+    def primal(alpha, v, s, u):
+        # s = H v = gamma; G nu = Y s; nu = Yv - A (G nu),  A z = c (z - y (y^T z)/m)
+        Gnu = y * s
+        coef = y * v - c * (Gnu - y * (y @ Gnu) / m)
+        return primal_objective(s, float(coef @ Gnu), lam, mu1, mu2)
+
+    alpha, v, s, u, info = _dcd.run(oracle, sign=np.ones(m), lo=0.0, hi=upper, p=-1.0,
+                                    dg=0.0, alpha0=alpha0, u0=np.full(m, mu2 / m), tol=tol,
+                                    max_iter=max_iter, seed=_dcd.seed_from(random_state),
+                                    shrinking=shrinking, polish=polish, primal=primal,
+                                    gap_tol=gap_tol)
+    # s = H v = gamma; G nu = Y s; nu = Yv - A (G nu),  A z = c (z - y (y^T z)/m)
+    Gnu = y * s
+    coef = y * v - c * (Gnu - y * (y @ Gnu) / m)
+    objective = primal_objective(s, float(coef @ Gnu), lam, mu1, mu2)
+    variables = {name: alpha}
+    if path == "linear":
+        w = u if L is None else sla.solve_triangular(L, u, lower=True, trans="T")
+        variables["w"] = np.asarray(w, dtype=np.float64)
+    info["whitened"] = path == "linear" and L is not None
+    return make_solution(objective, coef, variables, info, t0,
+                         f"{type(prob).__name__} DCD", prob=prob)
+
+
+def _solve_asgd(prob, tol, max_iter, random_state, warm_start, eta0=None, t0=None,
+                **options):
+    if options:
+        raise ValueError(f"unknown options {sorted(options)} for the ASGD solver")
+    if not prob.kernel.is_linear:
+        raise ValueError("method='asgd' works on the linear primal (seed 001 eq. 14) and "
+                         f"needs the linear kernel; got kernel={prob.kernel!r} "
+                         "(use method='dcd')")
+    _, tol, max_iter = _dcd.check_common("asgd", METHODS, tol, max_iter, ASGD_DEFAULT_TOL,
+                                         ASGD_DEFAULT_MAX_ITER)
+    start = time.perf_counter()
+    m, y, X = prob.m, prob.y, prob.X
+    d = X.shape[1]
+    lam, mu1, mu2, _, _ = odml_params(prob)
+    if warm_start is not None:
+        w0 = getattr(warm_start, "variables", {}).get("w")
+        if w0 is None or np.shape(w0) != (d,) or not np.all(np.isfinite(w0)):
+            raise ValueError(f"warm_start must be a Solution of this problem carrying "
+                             f"w of shape ({d},)")
+        w0 = np.array(w0, dtype=np.float64)
+    else:
+        w0 = np.zeros(d)
+    data = _sgd.LinearData(X, y)
+    R2 = float(np.max(data.sqnorms))
+    if eta0 is None:
+        eta0 = 1.0 / (1.0 + 4.0 * mu1 * R2)
+    elif not (isinstance(eta0, (int, float)) and np.isfinite(eta0) and eta0 > 0):
+        raise ValueError(f"eta0 must be a finite number > 0; got {eta0!r}")
+    if t0 is None:
+        t0 = m
+    elif isinstance(t0, bool) or not isinstance(t0, (int, np.integer)) or t0 < 0:
+        raise ValueError(f"t0 must be an integer >= 0; got {t0!r}")
+    w, stats = _sgd.asgd_odml(data, w0, lam, mu1, mu2, float(eta0), int(t0), tol, max_iter,
+                              _dcd.seed_from(random_state))
+    gamma = data.margins(w)
+    objective = primal_objective(gamma, float(w @ w), lam, mu1, mu2)
+    n_iter, gnorm = int(stats[0]), float(stats[1])
+    converged = gnorm <= tol
+    info = {"path": "linear", "method": "asgd", "subgrad_norm": gnorm, "residual": gnorm,
+            "tol": tol, "eta0": float(eta0), "t0": int(t0), "n_iter": n_iter,
+            "objective": objective,
+            "note": "residual = norm of the subgradient with hinge ties counted as 0; "
+                    "ASGD is a fixed-budget stochastic method (seed 001 uses 5 epochs)"}
+    sol = Solution(objective=float(objective), coef=None, intercept=0.0, variables={"w": w},
+                   status="optimal" if converged else "max_iter", solver="fast:asgd",
+                   form="fast", time=time.perf_counter() - start, n_iter=n_iter, info=info)
+    if not converged:
+        _dcd.convergence_warning(f"{type(prob).__name__} ASGD (subgradient norm)", gnorm, tol,
+                                 n_iter)
+    return sol
