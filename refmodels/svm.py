@@ -97,8 +97,10 @@ class SVM(BinaryProblem):
         coef = self.y * a
         if not self.fit_intercept:
             return coef, None
+        from .svmm import intercept_from_kkt_band   # SVM = SVMm with C2 = 0
+
         f = self.gram @ coef
-        return coef, intercept_from_kkt(self.y, f, a, 0.0, self.C)
+        return coef, intercept_from_kkt_band(self.y, f, a, np.zeros_like(a), self.C, 0.0, 0.0)
 
     # ---- KKT ----------------------------------------------------------------------------
     def kkt_residuals(self, w, b, dual, sol=None):
@@ -129,25 +131,3 @@ class SVM(BinaryProblem):
         for t in TIE_THRESHOLDS:
             (a,) = derive_box_duals([(gamma - 1.0, self.C, A)], target, t)
             yield {"alpha": a}
-
-
-def intercept_from_kkt(y, f, a, lo, hi, tol=1e-9):
-    """Intercept of a dual with ``y^T alpha = 0`` from the KKT conditions (as LIBSVM).
-
-    ``f`` is the decision value without intercept. Free multipliers (strictly inside
-    their box) pin ``b = y_i - f_i``; their mean is returned. Without free multipliers,
-    the midpoint of the interval of ``b`` that the bounded ones allow.
-    """
-    scale = max(1.0, float(np.max(np.abs(hi))))
-    free = (a > lo + tol * scale) & (a < hi - tol * scale)
-    target = y - f
-    if np.any(free):
-        return float(np.mean(target[free]))
-    # alpha at 0 needs y_i (f_i + b) >= 1; alpha at hi needs y_i (f_i + b) <= 1.
-    at_lo = a <= lo + tol * scale
-    low_side = ((y > 0) & at_lo) | ((y < 0) & ~at_lo)   # constraints of the form b >= target
-    lb = np.max(target[low_side]) if np.any(low_side) else -np.inf
-    ub = np.min(target[~low_side]) if np.any(~low_side) else np.inf
-    if np.isfinite(lb) and np.isfinite(ub):
-        return float(0.5 * (lb + ub))
-    return float(lb if np.isfinite(lb) else ub if np.isfinite(ub) else 0.0)
