@@ -16,6 +16,9 @@ def test_strong_duality_and_certificates(data, C, fit_intercept):
     for sol in (p, d):
         cert = prob.certify(sol, reference=p)
         assert cert.ok, str(cert)
+    # the point alone (coef and intercept, no duals) certifies too: the dual is derived
+    cert = prob.certify(prob.solution_from(coef=d.coef, intercept=d.intercept), reference=p)
+    assert cert.ok, str(cert)
 
 
 def test_matches_liblinear_and_libsvm():
