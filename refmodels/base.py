@@ -182,6 +182,32 @@ class Problem:
         """The reference optimum (dual form, Clarabel), cached for objective gaps."""
         return self._cached("reference", lambda: self.solve(form="dual"))
 
+    # ---- reference optimum for objective gaps ------------------------------------
+    def _reference_for(self, reference):
+        """The Solution to measure the objective gap against (see ``certify``), or None."""
+        if isinstance(reference, Solution):
+            self._check_reference(reference)
+            return reference
+        auto = isinstance(reference, str) and reference == "auto"
+        if reference is True or (auto and self.m <= AUTO_REFERENCE_MAX_M):
+            return self.reference_solution()
+        if reference is False or reference is None or auto:
+            return None
+        raise ValueError(f"reference must be 'auto', True, False or a Solution; got {reference!r}")
+
+    def _check_reference(self, reference):
+        """Families with array objectives check a given reference's shape here."""
+
+    def _add_objective_gap(self, cert, P, reference):
+        """Add the objective gap ``P - P*`` to ``cert`` (or a note saying why it is absent)."""
+        ref = self._reference_for(reference)
+        if ref is not None:
+            cert.values["reference_objective"] = ref.objective
+            cert.add("objective gap", P - ref.objective, 1.0 + abs(ref.objective))
+        else:
+            cert.notes.append("objective gap not computed (reference=False or m above "
+                              f"{AUTO_REFERENCE_MAX_M}); the duality gap bounds it")
+
     # ---- predictions ----------------------------------------------------------
     def decision_function(self, sol, X_new):
         """``f(x) = sum_i coef_i k(x_i, x) + intercept`` for the rows of ``X_new``."""
@@ -334,24 +360,9 @@ class BinaryProblem(Problem):
             cert.add(k, a, s)
         cert.values["objective"] = P
         cert.values["dual_objective"] = D
-        ref = self._reference_for(reference)
-        if ref is not None:
-            cert.values["reference_objective"] = ref.objective
-            cert.add("objective gap", P - ref.objective, 1.0 + abs(ref.objective))
-        else:
-            cert.notes.append("objective gap not computed (reference=False or m above "
-                              f"{AUTO_REFERENCE_MAX_M}); the duality gap bounds it")
+        self._add_objective_gap(cert, P, reference)
         cert.dual = dual
         return cert
-
-    def _reference_for(self, reference):
-        if isinstance(reference, Solution):
-            return reference
-        if reference is True or (reference == "auto" and self.m <= AUTO_REFERENCE_MAX_M):
-            return self.reference_solution()
-        if reference in (False, None, "auto"):
-            return None
-        raise ValueError(f"reference must be 'auto', True, False or a Solution; got {reference!r}")
 
     # ---- helpers for families ---------------------------------------------------
     def _solution(self, *, w, b, coef, variables, solver, form, elapsed, extra=None):

@@ -314,8 +314,6 @@ class DRR(Problem):
         stationarity in ``z`` gives ``z = L^T w`` and in ``u`` gives ``u / beta in dR(w)``,
         which together are eq. 8's optimality condition ``K_x - Q_D w in beta dR(w)``.
         """
-        import cvxpy as cp
-
         reg = self.regularizer
         if not reg.has_conjugate_expr:
             raise ValueError(f"form='dual' needs regularizer.conjugate_expr (the CVXPY "
@@ -541,19 +539,10 @@ class DRR(Problem):
         cert.notes.append(f"{self.n_test} test point(s); each residual is the worst over them")
         return cert
 
-    def _reference_for(self, reference):
-        if isinstance(reference, Solution):
-            if np.shape(reference.objective) != (self.n_test,):
-                raise ValueError(f"reference must be a DRR Solution with {self.n_test} objective "
-                                 "values")
-            return reference
-        if reference is True or (isinstance(reference, str) and reference == "auto"
-                                 and self.m <= AUTO_REFERENCE_MAX_M):
-            return self.reference_solution()
-        if reference is False or reference is None or (isinstance(reference, str)
-                                                       and reference == "auto"):
-            return None
-        raise ValueError(f"reference must be 'auto', True, False or a Solution; got {reference!r}")
+    def _check_reference(self, reference):
+        if np.shape(reference.objective) != (self.n_test,):
+            raise ValueError(f"reference must be a DRR Solution with {self.n_test} objective "
+                             "values")
 
 
 class DRM(DRR):

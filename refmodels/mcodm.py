@@ -55,7 +55,7 @@ import scipy.sparse as sp
 
 from ._validation import (check_vector, check_X, in_interval, multiclass_labels, positive,
                           positive_int)
-from .base import (AUTO_REFERENCE_MAX_M, TIE_THRESHOLDS, Problem, run_cvxpy, warn_convergence)
+from .base import TIE_THRESHOLDS, Problem, run_cvxpy, warn_convergence
 from .certify import DEFAULT_TOL, Certificate, complementarity
 from .solution import Solution, SolverError
 
@@ -652,26 +652,9 @@ class RelaxedMcODM(_MultiClassData):
             cert.add(name, a, s)
         cert.values["objective"] = P
         cert.values["dual_objective"] = D
-        ref = self._reference_for(reference)
-        if ref is not None:
-            cert.values["reference_objective"] = ref.objective
-            cert.add("objective gap", P - ref.objective, 1.0 + abs(ref.objective))
-        else:
-            cert.notes.append("objective gap not computed (reference=False or m above "
-                              f"{AUTO_REFERENCE_MAX_M}); the duality gap bounds it")
+        self._add_objective_gap(cert, P, reference)
         cert.dual = dual
         return cert
-
-    def _reference_for(self, reference):
-        if isinstance(reference, Solution):
-            return reference
-        if reference is True or (isinstance(reference, str) and reference == "auto"
-                                 and self.m <= AUTO_REFERENCE_MAX_M):
-            return self.reference_solution()
-        if reference is False or reference is None or (isinstance(reference, str)
-                                                       and reference == "auto"):
-            return None
-        raise ValueError(f"reference must be 'auto', True, False or a Solution; got {reference!r}")
 
 
 class McODM(_MultiClassData):

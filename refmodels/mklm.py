@@ -648,13 +648,7 @@ class MKLm(BinaryProblem):
         cert.values["objective"] = P
         cert.values["dual_objective"] = D
         cert.values["mu"] = mu
-        ref = self._reference_for(reference)
-        if ref is not None:
-            cert.values["reference_objective"] = ref.objective
-            cert.add("objective gap", P - ref.objective, 1.0 + abs(ref.objective))
-        else:
-            cert.notes.append("objective gap not computed (reference=False or m above the "
-                              "automatic limit); the duality gap bounds it")
+        self._add_objective_gap(cert, P, reference)
         cert.dual = dual
         return cert
 
