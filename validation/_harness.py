@@ -1,0 +1,268 @@
+"""Shared helpers of the benchmark scripts in ``validation/`` (not part of the package).
+
+Every benchmark follows the same rules (issues 5-7, "Benchmarks"):
+
+* both sides run **in one process**, **after JIT warm-up** (each fast solver is run once on
+  a small instance first; that compile/warm-up time is printed separately);
+* timed runs are **interleaved** (A, B, A, B, ...) and the **best of** ``--repeat`` runs is
+  kept, since the machine may be shared;
+* the **objective gap** between the two sides is printed next to the times, computed in
+  SPEC's canonical scaling by the :mod:`refmodels` problem (``primal_value``);
+* speed is never asserted: the target is printed next to the measured ratio.
+
+``--quick`` runs small sizes (seconds); without it, the sizes of the issue.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import os
+import platform
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "RESULTS.md"
+PLOTS = HERE / "plots"
+
+
+# ---------------------------------------------------------------------------------------
+# command line and machine
+# ---------------------------------------------------------------------------------------
+def parser(description):
+    p = argparse.ArgumentParser(description=description)
+    p.add_argument("--quick", action="store_true", help="small sizes (seconds)")
+    p.add_argument("--repeat", type=int, default=3, help="timed runs per side (best kept)")
+    p.add_argument("--no-record", action="store_true",
+                   help="do not append the table to validation/RESULTS.md")
+    return p
+
+
+def machine():
+    """One line on the machine: cores, CPU, library versions."""
+    import numba
+    import scipy
+    import sklearn
+
+    try:
+        ncores = len(os.sched_getaffinity(0))
+    except AttributeError:                        # pragma: no cover (not Linux)
+        ncores = os.cpu_count()
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:                               # pragma: no cover
+        pass
+    blas = ", ".join(f"{k}={os.environ[k]}" for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
+                                                      "MKL_NUM_THREADS") if k in os.environ)
+    return (f"{ncores} cores available ({os.cpu_count()} logical), {cpu}; "
+            f"BLAS threads: {blas or 'library default'}; Python "
+            f"{platform.python_version()}, numpy {np.__version__}, scipy {scipy.__version__}, "
+            f"numba {numba.__version__}, scikit-learn {sklearn.__version__}")
+
+
+def command_line():
+    env = " ".join(f"{k}={os.environ[k]}" for k in ("LIBODM_DIR", "OPENBLAS_NUM_THREADS",
+                                                   "OMP_NUM_THREADS") if k in os.environ)
+    cmd = "python " + " ".join([os.path.relpath(sys.argv[0], HERE.parent)] + sys.argv[1:])
+    return f"{env} {cmd}" if env else cmd
+
+
+# ---------------------------------------------------------------------------------------
+# timing
+# ---------------------------------------------------------------------------------------
+def timed(fn):
+    """``(seconds, result)`` of one call (wall clock)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t0 = time.perf_counter()
+        out = fn()
+        return time.perf_counter() - t0, out
+
+
+def warmup(fn):
+    """Compile / warm-up time of a first call on a small instance (seconds)."""
+    t, _ = timed(fn)
+    return t
+
+
+def interleaved(sides, repeat):
+    """Run the callables of ``sides`` (name -> fn) in turn, ``repeat`` rounds (A, B, A, B, ...).
+
+    Returns ``{name: (best seconds, all seconds, result of the best run)}``.
+    """
+    out = {name: [np.inf, [], None] for name in sides}
+    for _ in range(max(1, int(repeat))):
+        for name, fn in sides.items():
+            t, res = timed(fn)
+            rec = out[name]
+            rec[1].append(t)
+            if t < rec[0]:
+                rec[0], rec[2] = t, res
+    return {k: (v[0], v[1], v[2]) for k, v in out.items()}
+
+
+def rel_gap(ours, peer):
+    """Signed relative objective gap ``(ours - peer) / |peer|`` (negative: ours is lower)."""
+    ours, peer = float(ours), float(peer)
+    return (ours - peer) / max(abs(peer), 1e-300)
+
+
+# ---------------------------------------------------------------------------------------
+# output
+# ---------------------------------------------------------------------------------------
+def fmt(x, digits=4):
+    if x is None:
+        return "-"
+    if isinstance(x, str):
+        return x
+    if isinstance(x, (bool, np.bool_)):
+        return "yes" if x else "no"
+    if isinstance(x, (int, np.integer)):
+        return str(int(x))
+    x = float(x)
+    if not np.isfinite(x):
+        return str(x)
+    if x == 0.0:
+        return "0"
+    if abs(x) >= 1e5 or abs(x) < 1e-3:
+        return f"{x:.{digits - 1}e}"
+    return f"{x:.{digits}g}"
+
+
+def table(headers, rows):
+    """A plain-text table (also valid inside a markdown code block)."""
+    cells = [[fmt(c) for c in r] for r in rows]
+    widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h)
+              for i, h in enumerate(headers)]
+    line = "  ".join(h.ljust(w) for h, w in zip(headers, widths))
+    sep = "  ".join("-" * w for w in widths)
+    body = ["  ".join(c.rjust(w) for c, w in zip(r, widths)) for r in cells]
+    return "\n".join([line, sep] + body)
+
+
+class Report:
+    """Collects what a script prints, then appends it to ``RESULTS.md`` as a dated section."""
+
+    def __init__(self, title, args):
+        self.title = title
+        self.args = args
+        self.parts = []
+        self.say(f"# {title}")
+        self.say(f"machine: {machine()}")
+        self.say("timings: best of {} interleaved runs per side (machine shared with other "
+                 "jobs: times are noisy)".format(args.repeat))
+
+    def say(self, text=""):
+        print(text, flush=True)
+        self.parts.append(text)
+
+    def table(self, headers, rows, caption=None):
+        if caption:
+            self.say(caption)
+        self.say(table(headers, rows))
+        self.say()
+
+    def record(self):
+        if self.args.no_record:
+            return
+        stamp = _dt.datetime.now().strftime("%Y-%m-%d %H:%M")
+        mode = "quick" if self.args.quick else "full"
+        text = [f"\n## {self.title} ({mode}, {stamp})\n", f"Command: `{command_line()}`\n",
+                "```", *self.parts[1:], "```\n"]
+        with open(RESULTS, "a") as fh:
+            fh.write("\n".join(text))
+        print(f"(appended to {os.path.relpath(RESULTS, Path.cwd())})")
+
+
+def verdict(ratio, target, higher_is_better=False):
+    """``"met"`` / ``"not met"`` for a measured ratio against its target (printed, never asserted)."""
+    if ratio is None or not np.isfinite(ratio):
+        return "n/a"
+    ok = ratio >= target if higher_is_better else ratio <= target
+    return "met" if ok else "not met"
+
+
+def savefig(fig, name):
+    PLOTS.mkdir(parents=True, exist_ok=True)
+    path = PLOTS / name
+    fig.savefig(path, dpi=120, bbox_inches="tight")
+    return path
+
+
+def matplotlib_pyplot():
+    """``matplotlib.pyplot`` with the Agg backend, or None (with a message) if absent."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib is not installed (pip install -e '.[bench]'): no plot")
+        return None
+    return plt
+
+
+# ---------------------------------------------------------------------------------------
+# data
+# ---------------------------------------------------------------------------------------
+def binary_data(m, d, seed=0, flip=0.05, informative=None):
+    """A standardised, reproducible binary problem (labels +-1), dense float64."""
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(n_samples=m, n_features=d,
+                               n_informative=informative or max(2, min(d, 10)),
+                               n_redundant=0, flip_y=flip, class_sep=1.0, random_state=seed)
+    X = (X - X.mean(0)) / X.std(0)
+    return np.ascontiguousarray(X), np.where(y > 0, 1.0, -1.0)
+
+
+# ---------------------------------------------------------------------------------------
+# fast solver against the reference CVXPY solve of the same problem
+# ---------------------------------------------------------------------------------------
+def canonical_objective(prob, sol):
+    """SPEC's canonical primal objective of ``sol``, recomputed by the problem itself
+    (``primal_value`` at the solution's point), independent of what the solver reported."""
+    mu = sol.variables.get("mu")
+    if mu is not None and hasattr(prob, "kernel_quadratics"):        # MKLm
+        return float(prob.primal_value(mu, sol.coef, sol.intercept))
+    w, b = prob._primal_point(sol)
+    return float(prob.primal_value(w, b))
+
+
+def fast_vs_cvxpy(R, args, title, make_prob, make_small, target, gap_target, forms=("dual",),
+                  fast_kwargs=None, cvxpy_kwargs=None):
+    """Time ``fast.solve`` against ``prob.solve(form=...)`` (fresh problem objects for every
+    run, so each side builds its own Gram / feature map), after warm-up; print the table."""
+    import fast
+
+    fast_kwargs = dict(fast_kwargs or {})
+    cvxpy_kwargs = dict(cvxpy_kwargs or {})
+    comp = warmup(lambda: fast.solve(make_small(), **fast_kwargs))
+    R.say(f"compile / warm-up of the fast solver on a small instance: {comp:.2f} s")
+    sides = {"fast": lambda: fast.solve(make_prob(), **fast_kwargs)}
+    for form in forms:
+        sides[f"CVXPY {form}"] = (lambda f=form: make_prob().solve(form=f, **cvxpy_kwargs))
+    res = interleaved(sides, args.repeat)
+    prob = make_prob()
+    objs = {k: canonical_objective(prob, v[2]) for k, v in res.items()}
+    best_ref = min((k for k in res if k != "fast"), key=lambda k: res[k][0])
+    rows = []
+    for name, (t, ts, sol) in res.items():
+        rows.append([name, t, " ".join(f"{x:.3f}" for x in ts), sol.status, sol.n_iter,
+                     objs[name], rel_gap(objs[name], objs[best_ref]), t / res["fast"][0]])
+    R.table(["solver", "best s", "runs s", "status", "iter", "primal objective",
+             f"rel gap to {best_ref}", "time / fast"], rows)
+    speedup = res[best_ref][0] / res["fast"][0]
+    gap = abs(rel_gap(objs["fast"], objs[best_ref]))
+    R.say(f"{title}: speed-up {best_ref} / fast = {speedup:.1f}x (target >= {target}x: "
+          f"{verdict(speedup, target, higher_is_better=True)}); |relative objective gap| = "
+          f"{gap:.2e} (target <= {gap_target:g}: {verdict(gap, gap_target)})")
+    return res, objs
