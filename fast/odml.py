@@ -100,9 +100,10 @@ def solve(prob, method=None, tol=None, max_iter=None, random_state=None, warm_st
     method, tol, max_iter = _dcd.check_common(method, METHODS, tol, max_iter,
                                               _dcd.DEFAULT_TOL, _dcd.DEFAULT_MAX_ITER)
     shrinking = _dcd.check_bool(options.pop("shrinking", True), "shrinking")
-    # the Newton polish by default only in the certified mode (tol left at its default);
-    # with an explicit tol the run is the plain LIBLINEAR-style descent unless asked
-    polish = _dcd.check_bool(options.pop("polish", gap_tol is not None), "polish")
+    # the active-set Newton polish is on by default (it is kept only when it lowers the
+    # dual): on linear problems it cuts the epochs many-fold (bench_linear_svm.py);
+    # polish=False gives the plain LIBLINEAR-style descent
+    polish = _dcd.check_bool(options.pop("polish", True), "polish")
     options.pop("cache_size", None)        # accepted for a uniform API; H needs m x m
     path = _dcd.check_path(options.pop("path", None), ("gram", "linear"))
     if options:

@@ -84,8 +84,8 @@ def main():
         R.say(f"{k} / faster peer ({best_peer}) = {ratio:.3f}   target <= {TARGET}: "
               f"{H.verdict(ratio, TARGET)}; relative objective gap "
               f"{H.rel_gap(objs[k], objs[best_peer]):+.2e}")
-    R.say("(fast DCD: the solver's defaults for an explicit tol, i.e. no Newton polish; "
-          "polish=True adds projected Newton steps on the settled free set)")
+    R.say("(fast DCD: the solver's defaults, which include the active-set Newton polish; "
+          "'polish=True' passes the same setting explicitly)")
     R.record()
 
 
