@@ -528,8 +528,8 @@ def _pg_full(idx, sign, p, dg, lo, hi, alpha, s):
 
 
 @njit(cache=True)
-def _base_grad(mode, i, s, w, qy, Xd, indptr, indices, data):
-    """``s_i = (Q u)_i``: maintained (gram, cache) or ``y_i x_i^T w`` (linear)."""
+def _base_grad(mode, i, qyi, s, w, Xd, indptr, indices, data):
+    """``s_i = (Q u)_i``: maintained (gram, cache) or ``y_i x_i^T w`` (linear; ``qyi = y_i``)."""
     if mode <= 1:
         return s[i]
     acc = 0.0
@@ -539,14 +539,14 @@ def _base_grad(mode, i, s, w, qy, Xd, indptr, indices, data):
     else:
         for k in range(indptr[i], indptr[i + 1]):
             acc += data[k] * w[indices[k]]
-    return qy[i] * acc
+    return qyi * acc
 
 
 @njit(cache=True)
-def _apply_step(mode, i, delta, s, w, qy, Kmat, Xd, indptr, indices, data,
+def _apply_step(mode, i, c, s, w, qy, Kmat, Xd, indptr, indices, data,
                 kkind, kgamma, kdeg, kcoef0, Xk, ksq, slots, slot_of, owner, last_used, tick):
-    """``u_i += delta``: update ``s = Q u`` (gram, cache) or ``w = X^T Y u`` (linear)."""
-    c = delta * qy[i]
+    """``u_i += delta`` with ``c = delta * qy[i]``: update ``s = Q u`` (gram, cache) or
+    ``w = X^T Y u`` (linear)."""
     if mode == 0:
         for k in range(s.shape[0]):
             s[k] += c * qy[k] * Kmat[i, k]
@@ -573,6 +573,19 @@ def _dcd_epochs(mode, idx, sign, p, dg, lo, hi, qd, alpha, s, w, qy,
     n = alpha.shape[0]
     INF = np.inf
     index = np.arange(n)
+    # the read-only per-coordinate data packed row-wise (one cache line per coordinate):
+    # the epochs visit coordinates in random order, and seven separate arrays cost seven
+    # cache misses per step on large problems
+    par = np.empty((n, 8))
+    for j in range(n):
+        par[j, 0] = sign[j]
+        par[j, 1] = p[j]
+        par[j, 2] = dg[j]
+        par[j, 3] = lo[j]
+        par[j, 4] = hi[j]
+        par[j, 5] = qd[j]
+        par[j, 6] = idx[j]
+        par[j, 7] = qy[idx[j]]
     active = n
     pgmax_old = INF
     pgmin_old = -INF
@@ -596,11 +609,13 @@ def _dcd_epochs(mode, idx, sign, p, dg, lo, hi, qd, alpha, s, w, qy,
         a = 0
         while a < active:
             j = index[a]
-            i = idx[j]
-            g = sign[j] * _base_grad(mode, i, s, w, qy, Xd, indptr, indices, data) \
-                + p[j] + dg[j] * alpha[j]
+            i = np.int64(par[j, 6])
+            sg, lo_j, hi_j, qd_j = par[j, 0], par[j, 3], par[j, 4], par[j, 5]
+            aj = alpha[j]
+            g = sg * _base_grad(mode, i, par[j, 7], s, w, Xd, indptr, indices, data) \
+                + par[j, 1] + par[j, 2] * aj
             pg = 0.0
-            if alpha[j] <= lo[j]:
+            if aj <= lo_j:
                 if shrinking and g > pgmax_old:
                     active -= 1
                     index[a] = index[active]
@@ -608,7 +623,7 @@ def _dcd_epochs(mode, idx, sign, p, dg, lo, hi, qd, alpha, s, w, qy,
                     continue
                 elif g < 0.0:
                     pg = g
-            elif alpha[j] >= hi[j]:
+            elif aj >= hi_j:
                 if shrinking and g < pgmin_old:
                     active -= 1
                     index[a] = index[active]
@@ -623,22 +638,22 @@ def _dcd_epochs(mode, idx, sign, p, dg, lo, hi, qd, alpha, s, w, qy,
             if pg < pgmin_new:
                 pgmin_new = pg
             if abs(pg) > 1e-300:
-                old = alpha[j]
-                if qd[j] > 0.0:
-                    new = old - g / qd[j]
-                    if new < lo[j]:
-                        new = lo[j]
-                    elif new > hi[j]:
-                        new = hi[j]
+                old = aj
+                if qd_j > 0.0:
+                    new = old - g / qd_j
+                    if new < lo_j:
+                        new = lo_j
+                    elif new > hi_j:
+                        new = hi_j
                 else:
                     # zero curvature (phi(x_i) = 0, no diagonal): the objective is linear in
                     # alpha_j, so it goes to the bound the gradient points to (SPEC §2)
-                    new = lo[j] if g > 0.0 else hi[j]
+                    new = lo_j if g > 0.0 else hi_j
                 delta = new - old
                 if delta != 0.0:
                     alpha[j] = new
                     tick += 1
-                    _apply_step(mode, i, sign[j] * delta, s, w, qy, Kmat, Xd, indptr,
+                    _apply_step(mode, i, sg * delta * par[j, 7], s, w, qy, Kmat, Xd, indptr,
                                 indices, data, kkind, kgamma, kdeg, kcoef0, Xk, ksq, slots,
                                 slot_of, owner, last_used, tick)
                     n_updates += 1
