@@ -21,6 +21,7 @@ def _instances():
     out.append(fast.SVMClassifier(fit_intercept=False))
     out += [fast.McODMClassifier(), fast.McODMClassifier(kernel="rbf")]
     out += [fast.DRMClassifier(), fast.DRRClassifier(q=2, r=1, rho="identity")]
+    out += [fast.MKLmClassifier()]
     return out
 
 
@@ -127,3 +128,20 @@ def test_drm_drr_classifiers_accuracy_search_and_user_regularizer():
     Xs = clf[0].transform(X[:5])
     prob, sol = clf[-1].solve(Xs)
     assert prob.certify(sol).ok
+
+
+def test_mklm_classifier_accuracy_weights_and_callable_kernel():
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    X, y = load_breast_cancer(return_X_y=True)
+    clf = make_pipeline(StandardScaler(), fast.MKLmClassifier(
+        kernels=["linear", ("rbf", {"gamma": 0.05}), lambda A, B: rbf_kernel(A, B, gamma=0.5)]))
+    assert cross_val_score(clf, X, y, cv=3).mean() > 0.93
+    clf.fit(X, y)
+    mu = clf[-1].mu_
+    assert mu.shape == (1, 3) and np.all(mu >= -1e-12) and abs(mu.sum() - 1) < 1e-9
+    Xw, yw = load_wine(return_X_y=True)
+    scores = cross_val_score(make_pipeline(StandardScaler(), fast.MKLmClassifier()), Xw, yw, cv=3)
+    assert scores.mean() > 0.9
+    with pytest.raises(ValueError, match="kernels"):
+        fast.MKLmClassifier(kernels=["sigmoid"]).fit(Xw, yw)
