@@ -254,7 +254,9 @@ def solve(prob, method=None, tol=None, max_iter=None, random_state=None, warm_st
             raise ValueError(f"unknown options {sorted(options)} for method='closed_form'")
         A = DenseQ(prob).Q
         A[np.diag_indices_from(A)] += prob.beta
-        factor = cho_factor(A, lower=True, overwrite_a=True, check_finite=False)
+        # A is symmetric: its transpose is the same matrix in Fortran order, which LAPACK
+        # factors in place (no m x m copy)
+        factor = cho_factor(A.T, lower=True, overwrite_a=True, check_finite=False)
         W = np.empty((m, n_test))
         obj = np.empty(n_test)
         for sl in _batches(n_test, bs):
@@ -329,10 +331,15 @@ def _batches(n, bs):
 
 
 def _Kx(prob, sl):
+    """``K_x`` of the test points ``sl`` (m x len(sl)), a fresh array in Fortran order (what
+    LAPACK's solves take without a copy)."""
     cached = prob._cache.get("K_x")
     if cached is not None:
-        return np.array(cached[:, sl], dtype=np.float64)
-    return np.asarray(prob.kernel.cross(prob.X, prob.X_test[sl]), dtype=np.float64)
+        return np.array(cached[:, sl], dtype=np.float64, order="F")
+    if prob.kernel.is_precomputed:
+        return np.array(prob.kernel.cross(prob.X, prob.X_test[sl]), dtype=np.float64, order="F")
+    # k(x, z) = k(z, x) for our kernels: cross(X_test, X).T is K_x in Fortran order
+    return np.asfortranarray(prob.kernel.cross(prob.X_test[sl], prob.X).T, dtype=np.float64)
 
 
 def _warm(prob, warm_start):

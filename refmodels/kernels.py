@@ -86,10 +86,15 @@ class RBF(Kernel):
 
     def cross(self, X, Z):
         X, Z = _dense(X), _dense(Z)
-        sq = (np.einsum("ij,ij->i", X, X)[:, None] + np.einsum("ij,ij->i", Z, Z)[None, :]
-              - 2.0 * (X @ Z.T))
-        np.maximum(sq, 0.0, out=sq)
-        return np.exp(-self.gamma * sq)
+        # ||x - z||^2 = ||x||^2 + ||z||^2 - 2 x^T z, in place in one m x n buffer
+        K = X @ Z.T
+        K *= -2.0
+        K += np.einsum("ij,ij->i", X, X)[:, None]
+        K += np.einsum("ij,ij->i", Z, Z)[None, :]
+        np.maximum(K, 0.0, out=K)
+        K *= -self.gamma
+        np.exp(K, out=K)
+        return K
 
     def diag(self, X):
         return np.ones(X.shape[0])
