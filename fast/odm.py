@@ -85,9 +85,10 @@ def solve(prob, method=None, tol=None, max_iter=None, random_state=None, warm_st
         alpha0 = np.zeros(2 * m)
     path = choose_path(prob, path, cache_size)
     oracle = kernel_oracle(prob, path, cache_size)
-    sign = np.concatenate([np.ones(m), -np.ones(m)])
-    p = np.concatenate([np.full(m, th - 1.0), np.full(m, th + 1.0)])
-    dg = np.concatenate([np.full(m, a), np.full(m, a / mu)])
+    # two signed copies of each point: zeta (sign +1) and beta (sign -1)
+    sign = np.array([1.0, -1.0])
+    p = np.array([th - 1.0, th + 1.0])
+    dg = np.array([a, a / mu])
     alpha, u, s, w, info = _dcd.run(oracle, sign=sign, lo=0.0, hi=np.inf, p=p, dg=dg,
                                     alpha0=alpha0, tol=tol, max_iter=max_iter,
                                     seed=_dcd.seed_from(random_state),

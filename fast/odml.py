@@ -140,7 +140,7 @@ def solve(prob, method=None, tol=None, max_iter=None, random_state=None, warm_st
         coef = y * v - c * (Gnu - y * (y @ Gnu) / m)
         return primal_objective(s, float(coef @ Gnu), lam, mu1, mu2)
 
-    alpha, v, s, u, info = _dcd.run(oracle, sign=np.ones(m), lo=0.0, hi=upper, p=-1.0,
+    alpha, v, s, u, info = _dcd.run(oracle, sign=1.0, lo=0.0, hi=upper, p=-1.0,
                                     dg=0.0, alpha0=alpha0, u0=np.full(m, mu2 / m), tol=tol,
                                     max_iter=max_iter, seed=_dcd.seed_from(random_state),
                                     shrinking=shrinking, polish=polish, primal=primal,

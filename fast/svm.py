@@ -105,7 +105,7 @@ def solve(prob, method=None, tol=None, max_iter=None, random_state=None, warm_st
         alpha0 = np.zeros(m)
     path = choose_path(prob, path, cache_size)
     oracle = kernel_oracle(prob, path, cache_size)
-    alpha, u, s, w, info = _dcd.run(oracle, sign=np.ones(m), lo=0.0, hi=C, p=-1.0, dg=0.0,
+    alpha, u, s, w, info = _dcd.run(oracle, sign=1.0, lo=0.0, hi=C, p=-1.0, dg=0.0,
                                     alpha0=alpha0, tol=tol, max_iter=max_iter,
                                     seed=_dcd.seed_from(random_state),
                                     shrinking=shrinking, polish=polish, primal=primal,
