@@ -68,6 +68,7 @@ import scipy.sparse as sp
 from numba import njit
 
 from . import _kernels as _K
+from ._polish import active_set_qp
 
 #: default DCD tolerance on the projected gradient (absolute; gradients are O(1) in every
 #: family since the linear terms of the duals are O(1)).
@@ -440,16 +441,9 @@ def _newton_polish(oracle, idx, sign, p, dg, lo, hi, alpha, s, polish_max, budge
 
     ``F``: variables strictly inside their box plus bound variables whose gradient points
     inward; the others stay fixed. On ``F`` the box QP ``min 1/2 D^T Q_FF D + g_F^T D`` is
-    solved by a primal active-set method: Newton step on the working free set
-    (pseudo-inverse through the symmetric eigendecomposition, eigenvalues below
-    ``1e-12 lambda_max`` dropped: ``Q_FF`` is singular for the linear kernel with ``|F| > d``
-    and numerically singular for smooth kernels); if the gradient has a component in the
-    null space the objective is linear along it and the step follows it to the box; a ratio
-    test stops at the first bound (which joins the working set); at a working-set optimum
-    the bound variable with the most negative multiplier is released. At most
-    ``2 |F| + 10`` steps, each O(|F|^3), and at most ``budget`` flops in all (then it stops
-    where it is). The result is kept only if it lowers the dual objective (clipped to
-    the box, so always feasible). Returns True if kept.
+    solved by :func:`fast._polish.active_set_qp` (at most ``polish_max`` variables and
+    ``budget`` flops). The result is kept only if it lowers the dual objective (it lies in
+    the box, so it is always feasible). Returns True if kept.
     """
     g = sign * s[idx] + p + dg * alpha
     free = (alpha > lo) & (alpha < hi)
@@ -457,68 +451,14 @@ def _newton_polish(oracle, idx, sign, p, dg, lo, hi, alpha, s, polish_max, budge
     free |= (alpha >= hi) & (g > 0)
     F = np.flatnonzero(free)
     nF = F.size
-    if nF == 0 or nF > polish_max:
+    if nF == 0 or nF > polish_max or 4.0 * nF**3 > budget:
         return False
-    max_steps = 2 * nF + 10
-    if 4.0 * nF**3 > budget:
-        return False
-    spent = 0.0
     QF = sign[F][:, None] * oracle.block(idx[F]) * sign[F][None, :]
     QF[np.diag_indices_from(QF)] += dg[F]
     QF = 0.5 * (QF + QF.T)
-    gF0 = g[F]
-    loF, hiF = lo[F], hi[F]
     x0 = alpha[F].copy()
-    x = x0.copy()
-    scale = max(1.0, float(np.max(np.abs(gF0))))
-    W = (x <= loF) | (x >= hiF)            # working set: variables held at a bound
-    for _ in range(max_steps):
-        gx = gF0 + QF @ (x - x0)            # gradient of the sub-QP at x
-        fr = np.flatnonzero(~W)
-        spent += 4.0 * fr.size**3 + 2.0 * nF * nF          # eigh + products (flops)
-        if spent > budget:
-            break                            # out of budget: keep what was gained
-        d = np.zeros(nF)
-        if fr.size:
-            Qff = QF[np.ix_(fr, fr)]
-            lam, V = np.linalg.eigh(Qff)
-            lmax = max(float(lam[-1]), 0.0)
-            keep = lam > 1e-12 * lmax if lmax > 0 else np.zeros(lam.size, bool)
-            gf = gx[fr]
-            coeff = V.T @ gf
-            null = gf - V[:, keep] @ coeff[keep]          # component in the null space
-            if np.linalg.norm(null) > 1e-10 * scale:
-                d[fr] = -null                              # linear descent to the box
-                unbounded_ok = False
-            else:
-                d[fr] = -(V[:, keep] @ (coeff[keep] / lam[keep]))
-                unbounded_ok = True
-        if fr.size == 0 or np.max(np.abs(d)) <= 1e-15 * (1.0 + np.max(np.abs(x))):
-            # optimal on the working set: release the worst bound multiplier, or stop
-            viol = np.where(W & (x <= loF), -gx, np.where(W & (x >= hiF), gx, 0.0))
-            k = int(np.argmax(viol))
-            if viol[k] <= 1e-12 * scale:
-                break
-            W[k] = False
-            continue
-        # ratio test: the largest step in [0, 1] (or unbounded for a null direction)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            t_hi = np.where(d > 0, (hiF - x) / d, np.inf)
-            t_lo = np.where(d < 0, (loF - x) / d, np.inf)
-        t_all = np.minimum(t_hi, t_lo)
-        k = int(np.argmin(t_all))
-        t = float(t_all[k])
-        if unbounded_ok and t >= 1.0:
-            x = x + d
-        elif np.isfinite(t):
-            x = np.minimum(np.maximum(x + t * d, loF), hiF)
-            x[k] = hiF[k] if d[k] > 0 else loF[k]
-            W[k] = True
-        else:
-            return False                     # unbounded direction: leave it to the CD
-    D = x - x0
-    change = float(gF0 @ D + 0.5 * D @ (QF @ D))
-    if change < -1e-15 * (1.0 + abs(float(gF0 @ x0))):
+    x, change = active_set_qp(QF, g[F], x0, lo[F], hi[F], budget=budget)
+    if change < -1e-15 * (1.0 + abs(float(g[F] @ x0))):
         alpha[F] = x
         return True
     return False

@@ -31,6 +31,13 @@ The algorithm is that of LIBSVM's ``Solver`` (``svm.cpp``; Fan, Chen and Lin, JM
 * kernel rows from the full Gram when it is at hand and fits in ``cache_size`` MB,
   otherwise computed on demand into an LRU row cache of ``cache_size`` MB
   (:mod:`fast._kernels`; all rows stay once computed when the Gram fits);
+* beyond LIBSVM, with the default tolerance: the iterations run in chunks of
+  ``max(20 n, 20000)``, and a chunk that ends without reaching the tolerance is followed
+  by an active-set Newton refinement on the free set (:func:`newton_polish`, the shared
+  :func:`fast._polish.active_set_qp` with the equality constraint): the SMO's linear tail
+  crawls on ill-conditioned duals (linear kernel in 2-D with C = 1e4: 10^6 iterations
+  without, 6 * 10^4 with); a problem that finishes in its first chunk runs exactly as
+  before;
 * the intercept from the KKT conditions (LIBSVM's ``calculate_rho``): the mean of
   :math:`-s_t g_t` over free variables, otherwise the midpoint of the allowed interval.
 
@@ -49,11 +56,12 @@ import numpy as np
 from numba import njit
 
 from . import _kernels as K
+from ._polish import active_set_qp
 
 TAU = 1e-12
 DEFAULT_TOL = 1e-8
 #: kernel-path statistics kept in the ``stats`` array of the solver
-_REQ, _MISS, _CLOCK, _RECON, _SHRINK, _RESUME = 0, 1, 2, 3, 4, 5
+_REQ, _MISS, _CLOCK, _RECON, _SHRINK, _RESUME, _POLISH = 0, 1, 2, 3, 4, 5, 6
 
 
 # ---------------------------------------------------------------------------------------
@@ -77,6 +85,7 @@ class RowSource:
                 Gm = K.gram(kernel, X)
             else:
                 self.path = "cache"
+        self.kernel = kernel
         z2, z1, zi = np.zeros((1, 1)), np.zeros(1), np.zeros(1, dtype=np.int64)
         if self.path == "gram":
             self.diag = np.ascontiguousarray(np.diag(Gm), dtype=np.float64)
@@ -91,6 +100,12 @@ class RowSource:
             self.diag = np.ascontiguousarray(kernel.diag(Xd), dtype=np.float64)
             self.src = (False, z2, kind, gamma, degree, coef0, Xd, sq, slots, slot_of,
                         owner, last_used)
+
+    def block(self, pts):
+        """``K[pts][:, pts]`` (point indices, repeats allowed), dense."""
+        if self.path == "gram":
+            return self.src[1][np.ix_(pts, pts)]
+        return np.asarray(self.kernel.gram(self.src[6][pts]), dtype=np.float64)
 
     def K_times(self, c):
         """``K c`` (used for objectives; Gram path only, else None)."""
@@ -593,8 +608,9 @@ def intercept_from_gradient(s, u, alpha, G):
 # ---------------------------------------------------------------------------------------
 # Python driver
 # ---------------------------------------------------------------------------------------
-def check_options(tol, max_iter, cache_size, n, options, allowed=("shrinking",)):
-    """Validate the common arguments; return ``(tol, max_iter, cache_size, shrinking)``."""
+def check_options(tol, max_iter, cache_size, n, options, allowed=("shrinking", "polish")):
+    """Validate the common arguments; return ``(tol, max_iter, cache_size, shrinking,
+    polish)`` (``polish`` None: on exactly when the default tolerance is used)."""
     unknown = set(options) - set(allowed)
     if unknown:
         raise ValueError(f"unknown option(s) {sorted(unknown)}; the SMO accepts tol, max_iter, "
@@ -614,7 +630,11 @@ def check_options(tol, max_iter, cache_size, n, options, allowed=("shrinking",))
     shrinking = options.get("shrinking", True)
     if not isinstance(shrinking, (bool, np.bool_)):
         raise ValueError(f"shrinking must be True or False; got {shrinking!r}")
-    return float(tol), int(max_iter), float(cache_size), bool(shrinking)
+    polish = options.get("polish", None)
+    if polish is not None and not isinstance(polish, (bool, np.bool_)):
+        raise ValueError(f"polish must be None, True or False; got {polish!r}")
+    return (float(tol), int(max_iter), float(cache_size), bool(shrinking),
+            None if polish is None else bool(polish))
 
 
 def repair_equality(alpha, s, u):
@@ -658,8 +678,40 @@ def generic_gap(s, p, u, alpha, G, b, pt, m):
     return P, P - D
 
 
+def newton_polish(source, pt, s, u, alpha, G, b, has_eq, budget):
+    """Active-set Newton refinement on the free set, the equality kept; ``alpha`` in place.
+
+    The SMO's convergence is linear and can crawl on ill-conditioned kernels (a polynomial
+    kernel on unscaled data: 10^6 iterations without reaching a violation of 0.1). ``F``:
+    the free variables plus the bound ones whose multiplier ``G_t + b s_t`` (``b`` the
+    current intercept) points inward; on ``F`` the QP ``min 1/2 d^T Q_FF d + G_F^T d``,
+    ``s_F^T d = 0`` (with an intercept), in the box, is solved by
+    :func:`fast._polish.active_set_qp` within ``budget`` flops. Kept only if it lowers the
+    dual objective; the SMO then resumes from it and alone decides the stop. Returns True
+    if kept.
+    """
+    mult = G + b * s if has_eq else G
+    free = (alpha > 0.0) & (alpha < u)
+    free |= (alpha <= 0.0) & (mult < 0.0) & (u > 0.0)
+    free |= (alpha >= u) & (mult > 0.0) & (u > 0.0)
+    F = np.flatnonzero(free)
+    nF = F.size
+    if nF == 0 or 4.0 * float(nF) ** 3 > budget:
+        return False
+    sF = s[F]
+    Q = sF[:, None] * source.block(pt[F]) * sF[None, :]
+    Q = 0.5 * (Q + Q.T)
+    x0 = alpha[F].copy()
+    x, change = active_set_qp(Q, G[F], x0, np.zeros(nF), u[F], seq=sF if has_eq else None,
+                              budget=budget)
+    if change < -1e-15 * (1.0 + abs(float(G[F] @ x0))):
+        alpha[F] = x
+        return True
+    return False
+
+
 def run(source, pt, s, p, u, alpha0, has_eq, tol, max_iter, shrinking, refine=False,
-        gap_tol=1e-9, tol_min=1e-12):
+        gap_tol=1e-9, tol_min=1e-12, polish=None):
     """Run the SMO; returns ``(alpha, G, b, n_iter, hit_max, violation, stats, tol)``.
 
     With ``refine`` (the default tolerance was asked for), the tolerance is divided by 100
@@ -668,7 +720,16 @@ def run(source, pt, s, p, u, alpha0, has_eq, tol, max_iter, shrinking, refine=Fa
     budget of ``max(iterations so far, 10 n, 10**4)``): a KKT violation bounds the gap
     only up to the size of the boxes. The status is ``max_iter`` only if the first stage
     (the tolerance asked) did not finish.
+
+    ``polish`` (default: on with ``refine``): the SMO runs in chunks of
+    ``max(20 n, 20000)`` iterations; a chunk that ends without reaching the tolerance is
+    followed by an active-set Newton refinement (:func:`newton_polish`) before the SMO
+    resumes. A well-conditioned problem finishes in its first chunk (no polish, LIBSVM's
+    run); an ill-conditioned one (the SMO crawling) gets the Newton steps. ``stats``
+    counts the kept polishes (``info["n_polish"]``).
     """
+    if polish is None:
+        polish = refine
     alpha = np.ascontiguousarray(alpha0, dtype=np.float64).copy()
     pt = np.ascontiguousarray(pt, dtype=np.int64)
     s = np.ascontiguousarray(s, dtype=np.float64)
@@ -676,25 +737,40 @@ def run(source, pt, s, p, u, alpha0, has_eq, tol, max_iter, shrinking, refine=Fa
     u = np.ascontiguousarray(u, dtype=np.float64)
     if has_eq:
         alpha = repair_equality(alpha, s, u)
-    stats = np.zeros(6, dtype=np.int64)
+    stats = np.zeros(7, dtype=np.int64)
+    n = len(alpha)
+    chunk = max(20 * n, 20_000) if polish else max_iter
     total = 0
-    budget = max_iter
+    first = True                  # still working on the tolerance asked
+    stage_total = 0
+    stage_budget = max_iter
     while True:
+        budget = min(stage_budget - stage_total, chunk)
         it, hit, viol, G = smo_solve(pt, s, p, u, source.diag, alpha, bool(has_eq), tol,
                                      budget, bool(shrinking), source.src, stats)
         total += int(it)
-        # a refinement stage that runs out of its budget does not undo the tolerance asked
-        hit_max = bool(hit) and budget == max_iter - (total - int(it))
+        stage_total += int(it)
         b = float(intercept_from_gradient(s, u, alpha, G)) if has_eq else 0.0
-        if not refine or hit or tol <= tol_min:
+        if hit and stage_total < stage_budget:
+            # a chunk ended without reaching tol: Newton on the free set, then resume
+            if newton_polish(source, pt, s, u, alpha, G, b, has_eq, 10.0 * n * it + 1e6):
+                stats[_POLISH] += 1
+            continue
+        if hit:
+            hit_max = first           # a refinement that runs out keeps the tolerance asked
+            break
+        hit_max = False
+        if not refine or tol <= tol_min:
             break
         P, gap = generic_gap(s, p, u, alpha, G, b, pt, source.diag.shape[0])
         if abs(gap) <= gap_tol * (1.0 + abs(P)):
             break
         tol = max(tol / 100.0, tol_min)
+        first = False
         # refinement stages get a bounded budget (ill-conditioned kernels converge slowly)
-        budget = min(max_iter - total, max(total, 10 * len(alpha), 10_000))
-        if budget <= 0:
+        stage_budget = min(max_iter - total, max(total, 10 * n, 10_000))
+        stage_total = 0
+        if stage_budget <= 0:
             break
     return alpha, G, b, total, bool(hit_max), float(viol), stats, tol
 
@@ -702,7 +778,7 @@ def run(source, pt, s, p, u, alpha0, has_eq, tol, max_iter, shrinking, refine=Fa
 def info_dict(source, stats, viol, tol, shrinking):
     info = {"kernel_path": source.path, "violation": viol, "tol": tol, "shrinking": shrinking,
             "gradient_reconstructions": int(stats[_RECON]), "shrunk": int(stats[_SHRINK]),
-            "resumed_after_unshrink": int(stats[_RESUME])}
+            "resumed_after_unshrink": int(stats[_RESUME]), "n_polish": int(stats[_POLISH])}
     if source.path == "cache":
         info.update(cache_slots=int(source.n_slots), row_requests=int(stats[_REQ]),
                     cache_misses=int(stats[_MISS]),
@@ -752,7 +828,8 @@ def solve_svm_with_intercept(prob, tol=None, max_iter=None, warm_start=None, cac
     t0 = time.perf_counter()
     m = prob.m
     refine = tol is None
-    tol, max_iter, cache_size, shrinking = check_options(tol, max_iter, cache_size, m, options)
+    tol, max_iter, cache_size, shrinking, polish = check_options(tol, max_iter, cache_size, m,
+                                                                 options)
     y = np.asarray(prob.y, dtype=np.float64)
     a0 = warm_vector(warm_start, "alpha", m, prob.C)
     if a0 is None:
@@ -760,7 +837,7 @@ def solve_svm_with_intercept(prob, tol=None, max_iter=None, warm_start=None, cac
     source = make_source(prob, cache_size)
     alpha, G, b, it, hit_max, viol, stats, tol = run(
         source, np.arange(m), y, -np.ones(m), np.full(m, prob.C), a0, True, tol, max_iter,
-        shrinking, refine=refine)
+        shrinking, refine=refine, polish=polish)
     coef = y * alpha
     Kc = source.K_times(coef)
     if Kc is None:

@@ -45,6 +45,8 @@ def solve(prob, method=None, tol=None, max_iter=None, random_state=None, warm_st
     warm_start : Solution (or dict) with ``alpha`` in ``[0, C1]`` and ``beta`` in ``[0, C2]``.
     cache_size : float, megabytes for kernel rows (the full Gram when it fits).
     shrinking : bool, default True.
+    polish : None or bool; the active-set Newton refinement between chunks of SMO
+        iterations (:func:`fast._smo.run`); None (default): on with the default ``tol``.
     """
     from refmodels.solution import Solution
 
@@ -54,8 +56,8 @@ def solve(prob, method=None, tol=None, max_iter=None, random_state=None, warm_st
     m, y = prob.m, np.asarray(prob.y, dtype=np.float64)
     C1, C2, eps = prob.C1, prob.C2, prob.eps
     refine = tol is None
-    tol, max_iter, cache_size, shrinking = _smo.check_options(tol, max_iter, cache_size, 2 * m,
-                                                              options)
+    tol, max_iter, cache_size, shrinking, polish = _smo.check_options(
+        tol, max_iter, cache_size, 2 * m, options)
     z0 = np.zeros(2 * m)
     if warm_start is not None:
         z0[:m] = _smo.warm_vector(warm_start, "alpha", m, C1)
@@ -67,7 +69,8 @@ def solve(prob, method=None, tol=None, max_iter=None, random_state=None, warm_st
     u = np.concatenate([np.full(m, C1), np.full(m, C2)])
     has_eq = bool(prob.fit_intercept)
     z, G, b, it, hit_max, viol, stats, tol = _smo.run(source, pt, s, p, u, z0, has_eq, tol,
-                                                     max_iter, shrinking, refine=refine)
+                                                     max_iter, shrinking, refine=refine,
+                                                     polish=polish)
     alpha, beta = z[:m].copy(), z[m:].copy()
     coef = y * (alpha - beta)
     Kc = source.K_times(coef)
