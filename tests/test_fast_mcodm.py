@@ -401,3 +401,180 @@ def test_zero_feature_vector_block():
     sol = fast.solve(rp, random_state=0)
     assert sol.status == "optimal"
     assert rp.certify(sol).ok
+
+
+# ---------------------------------------------------------------------------------------
+# the active-set Newton polish on the face of eq. 23 (fast/mcodm.py's module docstring)
+# ---------------------------------------------------------------------------------------
+def _random_face_point(prob, rng, p_free=0.5):
+    """A feasible dual point of eq. 23 with a random face: each alpha_i^l (l != y_i) and
+    beta_i is free (nonzero) with probability p_free."""
+    m, k, y = prob.m, prob.k, prob.y
+    a = -rng.exponential(size=(m, k)) * (rng.random((m, k)) < p_free)
+    a[np.arange(m), y] = 0.0
+    a[np.arange(m), y] = -a.sum(axis=1)
+    b = rng.exponential(size=m) * (rng.random(m) < p_free)
+    return a, b
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf", "poly"])
+def test_face_system_is_eq23_on_the_face(kernel):
+    """H and g of _face_system: eq. 23's objective along any move u of the free variables
+    (alpha_i^{y_i} following the equality) changes by exactly g.u + u.H.u / 2."""
+    from fast.mcodm import _face, _face_system
+
+    prob, rng = make_problem(11, m=14, d=3, k=4, kernel=kernel, lam=3.0, mu=0.7, theta=0.25)
+    rp = prob.relaxed(rng.normal(size=prob.m))
+    y, G = prob.y, prob.gram
+    a = prob.m * (1 - prob.theta) ** 2 / (2 * prob.lam)
+    for _ in range(5):
+        alpha, beta = _random_face_point(prob, rng)
+        coef = alpha - prob.onehot * beta[:, None]
+        S = G @ coef
+        vi, vl = _face(alpha, beta, y)
+        assert np.all(np.where(vl >= 0, alpha[vi, np.maximum(vl, 0)], -beta[vi]) < 0)
+        assert vi.size == np.sum((alpha < 0) & (prob.onehot == 0)) + np.sum(beta > 0)
+        H, g = _face_system(G, vi, vi, vl, y, S, alpha, beta, rp.M, a, prob.mu, prob.theta)
+        H = np.tril(H)
+        H = H + np.tril(H, -1).T
+        assert np.all(np.linalg.eigvalsh(H) >= -1e-9 * np.abs(H).max())
+
+        def d23(a_, b_):
+            return -rp.dual_value({"alpha": a_, "beta": b_})
+
+        for _ in range(3):
+            u = rng.normal(size=vi.size)
+            a1, b1 = alpha.copy(), beta.copy()
+            for v in range(vi.size):
+                if vl[v] >= 0:
+                    a1[vi[v], vl[v]] += u[v]
+                else:
+                    b1[vi[v]] += u[v]
+            a1[np.arange(prob.m), y] = 0.0
+            a1[np.arange(prob.m), y] = -a1.sum(axis=1)
+            lhs = d23(a1, b1) - d23(alpha, beta)
+            rhs = g @ u + 0.5 * u @ H @ u
+            assert abs(lhs - rhs) <= 1e-9 * (1 + abs(lhs))
+
+
+def _face_newton_reference(H, g, x, is_alpha):
+    """_face_newton's iteration with a fresh dense solve on each face (no downdate)."""
+    x = x.copy()
+    g = g.copy()
+    act = list(range(g.size))
+    steps = 0
+    while act:
+        A = np.array(act)
+        d = np.linalg.solve(H[np.ix_(A, A)], -g[A])
+        towards = np.where(is_alpha[A], d > 0, d < 0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            tv = np.where(towards, -x[A] / d, np.inf)
+        b = int(np.argmin(tv))
+        t = min(float(tv[b]), 1.0)
+        x[A] += t * d
+        g[A] *= 1 - t
+        steps += 1
+        if t >= 1.0:
+            break
+        x[A[b]] = 0.0
+        act.remove(A[b])
+    return x, steps
+
+
+def test_face_newton_downdate_matches_dense_solves():
+    """The Cholesky downdate (Givens) of _face_newton gives the iterates of fresh dense
+    solves; the end point is feasible, lowers the quadratic and is stationary on its face."""
+    from fast.mcodm import _face_newton
+
+    rng = np.random.default_rng(21)
+    n_blocked = 0
+    for trial in range(40):
+        n = int(rng.integers(1, 40))
+        R = rng.normal(size=(n, n))
+        H = R @ R.T + 10 ** rng.uniform(-3, 0) * np.eye(n)
+        is_alpha = rng.random(n) < 0.7
+        x0 = np.where(is_alpha, -1.0, 1.0) * rng.exponential(size=n)
+        g = rng.normal(size=n) * 3
+        x_ref, steps_ref = _face_newton_reference(H, g, x0, is_alpha)
+        L = np.linalg.cholesky(H)
+        L[np.triu_indices(n, 1)] = np.nan          # never read
+        x = x0.copy()
+        steps = _face_newton(np.ascontiguousarray(L), g.copy(), x, is_alpha)
+        assert steps == steps_ref
+        n_blocked += steps - 1
+        assert np.allclose(x, x_ref, rtol=1e-8, atol=1e-10 * (1 + np.abs(x_ref).max()))
+        assert np.all(x[is_alpha] <= 0) and np.all(x[~is_alpha] >= 0)
+
+        def q(z):
+            return g @ (z - x0) + 0.5 * (z - x0) @ H @ (z - x0)
+
+        assert q(x) < 0
+        free = x != 0
+        grad = g + H @ (x - x0)
+        if free.any():
+            assert np.max(np.abs(grad[free])) <= 1e-8 * (1 + np.abs(g).max())
+    assert n_blocked >= 20          # the downdate was exercised
+
+
+def test_pinv_step_on_singular_face():
+    from fast.mcodm import _Engine
+
+    rng = np.random.default_rng(2)
+    for _ in range(20):
+        n = 8
+        R = rng.normal(size=(n, 3))
+        H = R @ R.T                                  # rank 3
+        is_alpha = rng.random(n) < 0.5
+        x0 = np.where(is_alpha, -1.0, 1.0) * rng.exponential(size=n)
+        g = H @ rng.normal(size=n)                   # in the range: a face minimiser exists
+        x = x0.copy()
+        taken = _Engine._pinv_step(H, g, x, is_alpha)
+        assert taken == 1
+        assert np.all(x[is_alpha] <= 0) and np.all(x[~is_alpha] >= 0)
+        assert g @ (x - x0) + 0.5 * (x - x0) @ H @ (x - x0) < 0
+
+
+@settings(max_examples=10)
+@given(relaxed_problems())
+def test_polish_on_and_off_reach_the_same_optimum(rp):
+    s_on = fast.solve(rp, random_state=2, max_iter=300000)
+    s_off = fast.solve(rp, random_state=2, max_iter=300000, polish=False)
+    assert s_on.status == s_off.status == "optimal"
+    assert s_on.info["polish"] is True and s_off.info["polish"] is False
+    assert s_off.info["n_polish"] == 0
+    assert s_on.objective == pytest.approx(s_off.objective, rel=1e-9, abs=1e-12)
+    for s in (s_on, s_off):
+        cert = rp.certify(s)
+        assert cert.ok, cert.failing
+
+
+@pytest.mark.parametrize("kernel, path", [("rbf", "gram"), ("linear", "linear"),
+                                          ("linear", "gram")])
+def test_polish_is_exercised_and_certifies(kernel, path):
+    """A problem where the BCD's tail is long: the polish takes steps, the point certifies
+    and agrees with the reference and with BCD alone."""
+    prob, rng = make_problem(12, m=60, d=4, k=4, kernel=kernel, lam=10.0, mu=0.8, theta=0.2)
+    rp = prob.relaxed(rng.normal(size=prob.m))
+    s_on = fast.solve(rp, random_state=0, path=path)
+    s_off = fast.solve(rp, random_state=0, path=path, polish=False)
+    assert s_on.status == s_off.status == "optimal"
+    assert s_on.info["n_polish"] >= 1
+    assert s_on.objective == pytest.approx(s_off.objective, rel=1e-9)
+    assert s_on.objective == pytest.approx(rp.reference_solution().objective, rel=1e-6)
+    assert rp.certify(s_on).ok
+    # the outer loop reports the Newton steps per round
+    sol = fast.solve(prob, random_state=0, path=path)
+    assert len(sol.info["inner_polish"]) == sol.n_iter and sum(sol.info["inner_polish"]) >= 1
+    assert prob.certify(sol).ok
+    off = fast.solve(prob, random_state=0, path=path, polish=False)
+    assert sum(off.info["inner_polish"]) == 0
+    W_on, W_off = prob._W_of(sol), prob._W_of(off)
+    assert np.linalg.norm(W_on - W_off) <= 1e-6 * max(1.0, np.linalg.norm(W_off))
+
+
+def test_bad_polish_option():
+    prob, _ = make_problem(0, m=10)
+    with pytest.raises(ValueError, match="polish"):
+        fast.solve(prob.relaxed(np.zeros(prob.m)), polish="yes")
+    with pytest.raises(ValueError, match="polish"):
+        fast.solve(prob, polish=1)
