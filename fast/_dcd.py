@@ -63,7 +63,6 @@ import time
 import warnings
 
 import numpy as np
-import scipy.linalg as sla
 import scipy.sparse as sp
 from numba import njit
 
