@@ -28,6 +28,11 @@ The algorithm is that of LIBSVM's ``Solver`` (``svm.cpp``; Fan, Chen and Lin, JM
   safeguard (not in LIBSVM) all variables are also brought back every
   ``max(100 n, 10**4)`` iterations (ill-conditioned kernels with duplicated points
   otherwise stalled for millions of iterations on a wrongly shrunk set);
+* as in LIBSVM (``swap_index``), the variables are kept in an order where the active ones
+  come first: a shrunk variable is swapped behind them, so the scans of the working-set
+  selection and the gradient updates run over a contiguous range, without an index
+  array (SVMm m = 1,000 with its Gram: 19.6 -> 14.4 ms; ``smo_solve`` takes and returns
+  the caller's order);
 * kernel rows from the full Gram when it is at hand and fits in ``cache_size`` MB,
   otherwise computed on demand into an LRU row cache of ``cache_size`` MB
   (:mod:`fast._kernels`; all rows stay once computed when the Gram fits);
@@ -155,16 +160,17 @@ def _init_gradient(pt, s, p, u, alpha, G, Gbar, src, stats, m):
 
 
 @njit(cache=True)
-def select_working_set(active, active_size, pt, s, u, alpha, G, QD, src, stats):
-    """WSS3 (LIBSVM): returns ``(i, j, m(alpha) - M(alpha))`` over the active set.
+def select_working_set(active_size, pt, s, u, alpha, G, QD, src, stats):
+    """WSS3 (LIBSVM): returns ``(i, j, m(alpha) - M(alpha))`` over positions
+    ``0 .. active_size - 1`` (the active variables are kept at the front, see
+    :func:`smo_solve`; ``QD[t]`` is ``K_tt`` of the point of position ``t``).
 
     ``i = argmax_{t in I_up} -s_t G_t``; ``j = argmin_{t in I_low, s_t G_t > -G_max}
     -(G_max + s_t G_t)^2 / a_it``; ``j = -1`` when no pair violates.
     """
     Gmax = -np.inf
     imax = -1
-    for k in range(active_size):
-        t = active[k]
+    for t in range(active_size):
         if s[t] > 0.0:
             if alpha[t] < u[t]:
                 if -G[t] >= Gmax:
@@ -178,19 +184,18 @@ def select_working_set(active, active_size, pt, s, u, alpha, G, QD, src, stats):
     if imax < 0:
         return -1, -1, -np.inf
     Ki = _row(pt[imax], src, stats)
-    Kii = QD[pt[imax]]
+    Kii = QD[imax]
     Gmax2 = -np.inf
     jmin = -1
     obj_min = np.inf
-    for k in range(active_size):
-        t = active[k]
+    for t in range(active_size):
         if s[t] > 0.0:
             if alpha[t] > 0.0:
                 gd = Gmax + G[t]
                 if G[t] >= Gmax2:
                     Gmax2 = G[t]
                 if gd > 0.0:
-                    qc = Kii + QD[pt[t]] - 2.0 * Ki[pt[t]]
+                    qc = Kii + QD[t] - 2.0 * Ki[pt[t]]
                     if qc <= 0.0:
                         qc = TAU
                     od = -(gd * gd) / qc
@@ -203,7 +208,7 @@ def select_working_set(active, active_size, pt, s, u, alpha, G, QD, src, stats):
                 if -G[t] >= Gmax2:
                     Gmax2 = -G[t]
                 if gd > 0.0:
-                    qc = Kii + QD[pt[t]] - 2.0 * Ki[pt[t]]
+                    qc = Kii + QD[t] - 2.0 * Ki[pt[t]]
                     if qc <= 0.0:
                         qc = TAU
                     od = -(gd * gd) / qc
@@ -214,13 +219,12 @@ def select_working_set(active, active_size, pt, s, u, alpha, G, QD, src, stats):
 
 
 @njit(cache=True)
-def select_single(active, active_size, pt, u, alpha, G, QD):
+def select_single(active_size, u, alpha, G, QD):
     """No equality constraint: the variable of largest decrease; returns ``(i, max violation)``."""
     best = -1.0
     ibest = -1
     viol = 0.0
-    for k in range(active_size):
-        t = active[k]
+    for t in range(active_size):
         g = G[t]
         v = 0.0
         if g < 0.0 and alpha[t] < u[t]:
@@ -231,7 +235,7 @@ def select_single(active, active_size, pt, u, alpha, G, QD):
             continue
         if v > viol:
             viol = v
-        q = QD[pt[t]]
+        q = QD[t]
         if q <= TAU:
             q = TAU
         step = -g / q
@@ -249,14 +253,6 @@ def select_single(active, active_size, pt, u, alpha, G, QD):
 
 
 @njit(cache=True)
-def _update_grad(i, dai, Ki, active, active_size, pt, s, G):
-    ci = s[i] * dai
-    for k in range(active_size):
-        t = active[k]
-        G[t] += s[t] * ci * Ki[pt[t]]
-
-
-@njit(cache=True)
 def _update_gbar(i, was_upper, alpha, u, Ki, pt, s, Gbar):
     now_upper = alpha[i] >= u[i]
     if was_upper != now_upper:
@@ -268,7 +264,7 @@ def _update_gbar(i, was_upper, alpha, u, Ki, pt, s, Gbar):
 
 
 @njit(cache=True)
-def _step_pair(i, j, active, active_size, pt, s, u, alpha, G, Gbar, QD, src, stats):
+def _step_pair(i, j, active_size, pt, s, u, alpha, G, Gbar, QD, src, stats):
     """Two-variable update of LIBSVM (clipped to the box, ``s^T alpha`` kept)."""
     Ki = _row(pt[i], src, stats)
     Kj = _row(pt[j], src, stats)
@@ -276,7 +272,7 @@ def _step_pair(i, j, active, active_size, pt, s, u, alpha, G, Gbar, QD, src, sta
     Ci, Cj = u[i], u[j]
     ai_old, aj_old = alpha[i], alpha[j]
     ai, aj = ai_old, aj_old
-    qc = QD[pt[i]] + QD[pt[j]] - 2.0 * Ki[pt[j]]
+    qc = QD[i] + QD[j] - 2.0 * Ki[pt[j]]
     if qc <= 0.0:
         qc = TAU
     if s[i] != s[j]:
@@ -325,8 +321,7 @@ def _step_pair(i, j, active, active_size, pt, s, u, alpha, G, Gbar, QD, src, sta
     alpha[j] = aj
     ci = s[i] * (ai - ai_old)
     cj = s[j] * (aj - aj_old)
-    for k in range(active_size):
-        t = active[k]
+    for t in range(active_size):
         q = pt[t]
         G[t] += s[t] * (ci * Ki[q] + cj * Kj[q])
     _update_gbar(i, ai_old >= Ci, alpha, u, Ki, pt, s, Gbar)
@@ -334,9 +329,9 @@ def _step_pair(i, j, active, active_size, pt, s, u, alpha, G, Gbar, QD, src, sta
 
 
 @njit(cache=True)
-def _step_single(i, active, active_size, pt, s, u, alpha, G, Gbar, QD, src, stats):
+def _step_single(i, active_size, pt, s, u, alpha, G, Gbar, QD, src, stats):
     Ki = _row(pt[i], src, stats)
-    q = QD[pt[i]]
+    q = QD[i]
     if q <= TAU:
         q = TAU
     a_old = alpha[i]
@@ -346,40 +341,45 @@ def _step_single(i, active, active_size, pt, s, u, alpha, G, Gbar, QD, src, stat
     elif a > u[i]:
         a = u[i]
     alpha[i] = a
-    _update_grad(i, a - a_old, Ki, active, active_size, pt, s, G)
+    ci = s[i] * (a - a_old)
+    for t in range(active_size):
+        G[t] += s[t] * ci * Ki[pt[t]]
     _update_gbar(i, a_old >= u[i], alpha, u, Ki, pt, s, Gbar)
 
 
 @njit(cache=True)
-def reconstruct_gradient(active, active_size, n_var, pt, s, p, u, alpha, G, Gbar, src, stats):
-    """Gradient of the shrunk variables: ``G_t = p_t + Gbar_t + sum_{j free} alpha_j Q_tj``."""
+def reconstruct_gradient(active_size, n_var, pt, s, p, u, alpha, G, Gbar, src, stats):
+    """Gradient of positions ``active_size .. n_var - 1`` (shrunk), counted in ``stats``."""
     if active_size >= n_var:
         return
     stats[_RECON] += 1
-    for k in range(active_size, n_var):
-        t = active[k]
+    _reconstruct(active_size, n_var, pt, s, p, u, alpha, G, Gbar, src, stats)
+
+
+@njit(cache=True)
+def _reconstruct(active_size, n_var, pt, s, p, u, alpha, G, Gbar, src, stats):
+    """``G_t = p_t + Gbar_t + sum_{j free} alpha_j Q_tj`` for positions
+    ``active_size .. n_var - 1`` (the free ``j`` are among the first ``active_size``)."""
+    if active_size >= n_var:
+        return
+    for t in range(active_size, n_var):
         G[t] = Gbar[t] + p[t]
     nr_free = 0
-    for k in range(active_size):
-        t = active[k]
-        if alpha[t] > 0.0 and alpha[t] < u[t]:
+    for j in range(active_size):
+        if alpha[j] > 0.0 and alpha[j] < u[j]:
             nr_free += 1
     if nr_free <= n_var - active_size:
-        for k in range(active_size):
-            j = active[k]
+        for j in range(active_size):
             if alpha[j] > 0.0 and alpha[j] < u[j]:
                 Kj = _row(pt[j], src, stats)
                 c = s[j] * alpha[j]
-                for kk in range(active_size, n_var):
-                    t = active[kk]
+                for t in range(active_size, n_var):
                     G[t] += s[t] * c * Kj[pt[t]]
     else:
-        for kk in range(active_size, n_var):
-            t = active[kk]
+        for t in range(active_size, n_var):
             Kt = _row(pt[t], src, stats)
             acc = 0.0
-            for k in range(active_size):
-                j = active[k]
+            for j in range(active_size):
                 if alpha[j] > 0.0 and alpha[j] < u[j]:
                     acc += s[j] * alpha[j] * Kt[pt[j]]
             G[t] += s[t] * acc
@@ -408,12 +408,11 @@ def _be_shrunk_single(t, u, alpha, G, M):
 
 
 @njit(cache=True)
-def violations(active, active_size, s, u, alpha, G):
-    """``(max_{I_up} -s_t G_t, max_{I_low} s_t G_t)`` over the active set."""
+def violations(active_size, s, u, alpha, G):
+    """``(max_{I_up} -s_t G_t, max_{I_low} s_t G_t)`` over the active positions."""
     Gmax1 = -np.inf
     Gmax2 = -np.inf
-    for k in range(active_size):
-        t = active[k]
+    for t in range(active_size):
         if s[t] > 0.0:
             if alpha[t] < u[t] and -G[t] > Gmax1:
                 Gmax1 = -G[t]
@@ -428,43 +427,54 @@ def violations(active, active_size, s, u, alpha, G):
 
 
 @njit(cache=True)
-def _do_shrinking(has_eq, active, active_size, n_var, unshrink, tol, pt, s, p, u, alpha, G,
-                  Gbar, QD, src, stats):
+def _swap(a, b, pt, s, p, u, alpha, G, Gbar, QD, idx):
+    """Exchange positions ``a`` and ``b`` (LIBSVM's ``swap_index``)."""
+    pt[a], pt[b] = pt[b], pt[a]
+    s[a], s[b] = s[b], s[a]
+    p[a], p[b] = p[b], p[a]
+    u[a], u[b] = u[b], u[a]
+    alpha[a], alpha[b] = alpha[b], alpha[a]
+    G[a], G[b] = G[b], G[a]
+    Gbar[a], Gbar[b] = Gbar[b], Gbar[a]
+    QD[a], QD[b] = QD[b], QD[a]
+    idx[a], idx[b] = idx[b], idx[a]
+
+
+@njit(cache=True)
+def _do_shrinking(has_eq, active_size, n_var, unshrink, tol, pt, s, p, u, alpha, G, Gbar, QD,
+                  idx, src, stats):
     if has_eq:
-        Gmax1, Gmax2 = violations(active, active_size, s, u, alpha, G)
+        Gmax1, Gmax2 = violations(active_size, s, u, alpha, G)
         close = Gmax1 + Gmax2 <= 10.0 * tol
     else:
-        _, M = select_single(active, active_size, pt, u, alpha, G, QD)
+        _, M = select_single(active_size, u, alpha, G, QD)
         Gmax1 = Gmax2 = M
         close = M <= 10.0 * tol
     if (not unshrink) and close:
         unshrink = True
-        reconstruct_gradient(active, active_size, n_var, pt, s, p, u, alpha, G, Gbar, src, stats)
+        reconstruct_gradient(active_size, n_var, pt, s, p, u, alpha, G, Gbar, src, stats)
         active_size = n_var
         if has_eq:
-            Gmax1, Gmax2 = violations(active, active_size, s, u, alpha, G)
+            Gmax1, Gmax2 = violations(active_size, s, u, alpha, G)
         else:
-            _, M = select_single(active, active_size, pt, u, alpha, G, QD)
+            _, M = select_single(active_size, u, alpha, G, QD)
             Gmax1 = Gmax2 = M
     k = 0
     while k < active_size:
-        t = active[k]
         if has_eq:
-            sh = _be_shrunk_eq(t, s, u, alpha, G, Gmax1, Gmax2)
+            sh = _be_shrunk_eq(k, s, u, alpha, G, Gmax1, Gmax2)
         else:
-            sh = _be_shrunk_single(t, u, alpha, G, Gmax1)
+            sh = _be_shrunk_single(k, u, alpha, G, Gmax1)
         if sh:
             active_size -= 1
             stats[_SHRINK] += 1
             while active_size > k:
-                t2 = active[active_size]
                 if has_eq:
-                    sh2 = _be_shrunk_eq(t2, s, u, alpha, G, Gmax1, Gmax2)
+                    sh2 = _be_shrunk_eq(active_size, s, u, alpha, G, Gmax1, Gmax2)
                 else:
-                    sh2 = _be_shrunk_single(t2, u, alpha, G, Gmax1)
+                    sh2 = _be_shrunk_single(active_size, u, alpha, G, Gmax1)
                 if not sh2:
-                    active[k] = t2
-                    active[active_size] = t
+                    _swap(k, active_size, pt, s, p, u, alpha, G, Gbar, QD, idx)
                     break
                 active_size -= 1
                 stats[_SHRINK] += 1
@@ -473,34 +483,56 @@ def _do_shrinking(has_eq, active, active_size, n_var, unshrink, tol, pt, s, p, u
 
 
 @njit(cache=True)
-def _violation(has_eq, active, active_size, pt, s, u, alpha, G, QD):
+def _violation(has_eq, active_size, s, u, alpha, G, QD):
     if has_eq:
-        g1, g2 = violations(active, active_size, s, u, alpha, G)
+        g1, g2 = violations(active_size, s, u, alpha, G)
         v = g1 + g2
         return v if v > 0.0 else 0.0
-    return select_single(active, active_size, pt, u, alpha, G, QD)[1]
+    return select_single(active_size, u, alpha, G, QD)[1]
 
 
 @njit(cache=True)
-def smo_solve(pt, s, p, u, QD, alpha, has_eq, tol, max_iter, shrinking, src, stats):
-    """Run the SMO in place on ``alpha`` (feasible on entry); returns
-    ``(n_iter, reached_max_iter, violation, G)`` with the full gradient ``G = Q alpha + p``."""
-    n = alpha.shape[0]
-    m = QD.shape[0]
-    G = np.empty(n)
-    Gbar = np.zeros(n)
-    _init_gradient(pt, s, p, u, alpha, G, Gbar, src, stats, m)
-    active = np.empty(n, dtype=np.int64)
+def smo_solve(pt_in, s_in, p_in, u_in, QD_pt, alpha_in, has_eq, tol, max_iter, shrinking, src,
+              stats):
+    """Run the SMO in place on ``alpha_in`` (feasible on entry); returns
+    ``(n_iter, reached_max_iter, violation, G)`` with the full gradient ``G = Q alpha + p``
+    (in the caller's order).
+
+    As LIBSVM, the variables are kept in an order where the active ones come first
+    (shrinking swaps a shrunk variable behind the active ones), so that every scan of the
+    working-set selection and every gradient update runs over a contiguous range without
+    an index array; variables with ``u_t = 0`` (pinned at 0) are placed after all others.
+    """
+    n = alpha_in.shape[0]
+    m = QD_pt.shape[0]
+    idx = np.empty(n, dtype=np.int64)
     n_var = 0
     for t in range(n):
-        if u[t] > 0.0:
-            active[n_var] = t
+        if u_in[t] > 0.0:
+            idx[n_var] = t
             n_var += 1
     k2 = n_var
     for t in range(n):
-        if not u[t] > 0.0:
-            active[k2] = t
+        if not u_in[t] > 0.0:
+            idx[k2] = t
             k2 += 1
+    pt = np.empty(n, dtype=np.int64)
+    s = np.empty(n)
+    p = np.empty(n)
+    u = np.empty(n)
+    alpha = np.empty(n)
+    QD = np.empty(n)
+    for k in range(n):
+        t = idx[k]
+        pt[k] = pt_in[t]
+        s[k] = s_in[t]
+        p[k] = p_in[t]
+        u[k] = u_in[t]
+        alpha[k] = alpha_in[t]
+        QD[k] = QD_pt[pt_in[t]]
+    G = np.empty(n)
+    Gbar = np.zeros(n)
+    _init_gradient(pt, s, p, u, alpha, G, Gbar, src, stats, m)
     active_size = n_var
     it = 0
     counter = min(n, 1000) + 1
@@ -520,29 +552,28 @@ def smo_solve(pt, s, p, u, QD, alpha, has_eq, tol, max_iter, shrinking, src, sta
                 if since_full >= period and active_size < n_var:
                     # safeguard (not in LIBSVM): a long run on the shrunk set may be stuck
                     # on a problem whose shrunk variables violate; bring them all back.
-                    reconstruct_gradient(active, active_size, n_var, pt, s, p, u, alpha, G,
-                                         Gbar, src, stats)
+                    reconstruct_gradient(active_size, n_var, pt, s, p, u, alpha, G, Gbar, src,
+                                         stats)
                     active_size = n_var
                     since_full = 0
-                active_size, unshrink = _do_shrinking(has_eq, active, active_size, n_var,
-                                                      unshrink, tol, pt, s, p, u, alpha, G,
-                                                      Gbar, QD, src, stats)
+                active_size, unshrink = _do_shrinking(has_eq, active_size, n_var, unshrink,
+                                                      tol, pt, s, p, u, alpha, G, Gbar, QD,
+                                                      idx, src, stats)
         if has_eq:
-            i, j, viol = select_working_set(active, active_size, pt, s, u, alpha, G, QD, src,
-                                            stats)
+            i, j, viol = select_working_set(active_size, pt, s, u, alpha, G, QD, src, stats)
         else:
-            i, viol = select_single(active, active_size, pt, u, alpha, G, QD)
+            i, viol = select_single(active_size, u, alpha, G, QD)
             j = i
         if viol <= tol or j < 0:
             if active_size < n_var:
-                reconstruct_gradient(active, active_size, n_var, pt, s, p, u, alpha, G, Gbar,
-                                     src, stats)
+                reconstruct_gradient(active_size, n_var, pt, s, p, u, alpha, G, Gbar, src,
+                                     stats)
                 active_size = n_var
                 if has_eq:
-                    i, j, viol = select_working_set(active, active_size, pt, s, u, alpha, G,
-                                                    QD, src, stats)
+                    i, j, viol = select_working_set(active_size, pt, s, u, alpha, G, QD, src,
+                                                    stats)
                 else:
-                    i, viol = select_single(active, active_size, pt, u, alpha, G, QD)
+                    i, viol = select_single(active_size, u, alpha, G, QD)
                     j = i
                 if viol <= tol or j < 0:
                     break
@@ -552,15 +583,19 @@ def smo_solve(pt, s, p, u, QD, alpha, has_eq, tol, max_iter, shrinking, src, sta
                 break
         it += 1
         if has_eq:
-            _step_pair(i, j, active, active_size, pt, s, u, alpha, G, Gbar, QD, src, stats)
+            _step_pair(i, j, active_size, pt, s, u, alpha, G, Gbar, QD, src, stats)
         else:
-            _step_single(i, active, active_size, pt, s, u, alpha, G, Gbar, QD, src, stats)
-    if active_size < n_var:
-        reconstruct_gradient(active, active_size, n_var, pt, s, p, u, alpha, G, Gbar, src,
-                             stats)
-        active_size = n_var
-    viol = _violation(has_eq, active, active_size, pt, s, u, alpha, G, QD)
-    return it, hit_max, viol, G
+            _step_single(i, active_size, pt, s, u, alpha, G, Gbar, QD, src, stats)
+    # the gradient of every variable at the returned point: the shrunk ones, and the
+    # pinned ones (u = 0), whose gradient the steps do not maintain
+    reconstruct_gradient(active_size, n_var, pt, s, p, u, alpha, G, Gbar, src, stats)
+    _reconstruct(n_var, n, pt, s, p, u, alpha, G, Gbar, src, stats)
+    viol = _violation(has_eq, n_var, s, u, alpha, G, QD)
+    G_out = np.empty(n)
+    for k in range(n):
+        alpha_in[idx[k]] = alpha[k]
+        G_out[idx[k]] = G[k]
+    return it, hit_max, viol, G_out
 
 
 @njit(cache=True)

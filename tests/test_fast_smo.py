@@ -138,7 +138,7 @@ def test_working_set_selection_matches_brute_force(seed):
     source = _smo.RowSource(gram=Kfull)
     active = np.arange(m, dtype=np.int64)
     stats = np.zeros(6, dtype=np.int64)
-    i, j, viol = _smo.select_working_set(active, m, active, s, u, alpha, g, source.diag,
+    i, j, viol = _smo.select_working_set(m, active, s, u, alpha, g, source.diag,
                                          source.src, stats)
     bi, bj, bviol = _brute_force_pair(Q, s, u, alpha, g)
     assert abs(viol - bviol) <= 1e-12
@@ -157,11 +157,11 @@ def test_working_set_selection_signs_on_a_hand_made_state():
     alpha, g = np.zeros(2), np.array([-1.0, -1.0])
     src = _smo.RowSource(gram=G)
     act = np.arange(2, dtype=np.int64)
-    i, j, viol = _smo.select_working_set(act, 2, act, s, u, alpha, g, src.diag, src.src,
+    i, j, viol = _smo.select_working_set(2, act, s, u, alpha, g, src.diag, src.src,
                                          np.zeros(6, np.int64))
     assert (i, j) == (0, 1) and viol == pytest.approx(2.0)
     # both at their upper bound: s=+1 cannot increase, s=-1 cannot increase: no pair.
-    i, j, viol = _smo.select_working_set(act, 2, act, s, u, np.ones(2), g, src.diag, src.src,
+    i, j, viol = _smo.select_working_set(2, act, s, u, np.ones(2), g, src.diag, src.src,
                                          np.zeros(6, np.int64))
     assert viol == pytest.approx(0.0) and j == -1 or viol <= 0
 
