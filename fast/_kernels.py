@@ -49,6 +49,42 @@ def sq_norms(X):
     return np.einsum("ij,ij->i", X, X)
 
 
+_LOG2E = 1.4426950408889634
+_LN2_HI = 6.93147180369123816490e-01     # ln 2 in two parts (Cody and Waite)
+_LN2_LO = 1.90821492927058770002e-10
+
+
+@njit(cache=True)
+def exp_nonpositive(x, out, work):
+    """``out = exp(x)`` for ``x <= 0``; ``x``, ``out`` and the float64 buffer ``work`` must be
+    three different arrays of the same size (aliasing would keep LLVM from vectorising).
+
+    Written so that LLVM vectorises it (numba's ``np.exp`` in a loop calls the scalar libm
+    ``exp``, 6-7 ns each, most of the cost of an RBF kernel row): ``x = k ln 2 + r`` with
+    ``k = round(x / ln 2)`` and ``|r| <= ln(2)/2`` (``ln 2`` in two parts, exact
+    ``k ln2_hi``), ``exp(r)`` by its Taylor polynomial of degree 14 (truncation below
+    ``1e-17``), times ``2^k`` built from its bits. Relative error within 2.3e-16 of NumPy's
+    ``exp`` (``tests/test_fast_smo.py``); ``x < -708`` (``exp(x) < 3.3e-308``) gives 0.
+    """
+    n = x.shape[0]
+    for j in range(n):
+        v = x[j]
+        v = v if v > -708.0 else -708.0
+        k = np.floor(v * _LOG2E + 0.5)
+        r = (v - k * _LN2_HI) - k * _LN2_LO
+        p = 1.0 + r * (1.0 + r * (1.0 / 2 + r * (1.0 / 6 + r * (1.0 / 24 + r * (
+            1.0 / 120 + r * (1.0 / 720 + r * (1.0 / 5040 + r * (1.0 / 40320 + r * (
+                1.0 / 362880 + r * (1.0 / 3628800 + r * (1.0 / 39916800 + r * (
+                    1.0 / 479001600 + r * (1.0 / 6227020800 + r * (1.0 / 87178291200))))))))))))))
+        work[j] = k + 1023.0
+        out[j] = p if x[j] >= -708.0 else 0.0
+    bits = work.view(np.int64)
+    for j in range(n):
+        bits[j] = np.int64(work[j]) << 52          # the bits of 2^k (k >= -1022)
+    for j in range(n):
+        out[j] *= work[j]
+
+
 @njit(cache=True)
 def kernel_row(kind, gamma, degree, coef0, X, sqnorms, i, out):
     """``out[j] = k(x_i, x_j)`` for every training row ``j`` (``X`` dense, C-contiguous)."""
@@ -66,7 +102,9 @@ def kernel_row(kind, gamma, degree, coef0, X, sqnorms, i, out):
             sq = sqi + sqnorms[j] - 2.0 * out[j]
             if sq < 0.0:
                 sq = 0.0
-            out[j] = np.exp(-gamma * sq)
+            out[j] = -gamma * sq
+        x = out.copy()
+        exp_nonpositive(x, out, np.empty(m))
         return
     for j in range(m):
         base = gamma * out[j] + coef0
