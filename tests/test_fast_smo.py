@@ -136,10 +136,41 @@ def test_working_set_selection_matches_brute_force(seed):
     Q = s[:, None] * Kfull * s[None, :]
     g = Q @ alpha + p
     source = _smo.RowSource(gram=Kfull)
-    active = np.arange(m, dtype=np.int64)
-    stats = np.zeros(6, dtype=np.int64)
-    i, j, viol = _smo.select_working_set(m, active, s, u, alpha, g, source.diag,
-                                         source.src, stats)
+    pt = np.arange(m, dtype=np.int64)
+    stats = np.zeros(7, dtype=np.int64)
+    i, j, viol = _smo.wss_variables(pt, s, p, u, alpha, source.diag, source.src, stats)
+    bi, bj, bviol = _brute_force_pair(Q, s, u, alpha, g)
+    assert abs(viol - bviol) <= 1e-12
+    assert i == bi
+    if bj < 0:
+        assert j < 0 or viol <= 0
+    else:
+        assert j == bj
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_working_set_selection_on_two_copies_per_point_matches_brute_force(seed):
+    """The SVMm layout (two variables per point, ``s = [y; -y]``-like signs, boxes per copy,
+    some copies pinned at u = 0): the per-point scans of the solver pick the pair that
+    WSS3 over all 2m variables picks."""
+    rng = np.random.default_rng(100 + seed)
+    m = 6
+    X = rng.normal(size=(m, 2))
+    Kfull = rm.kernels.RBF(0.7).gram(X)
+    y = np.where(rng.random(m) < 0.5, 1.0, -1.0)
+    y[0], y[1] = 1.0, -1.0
+    order = rng.permutation(2 * m) if seed % 2 else np.arange(2 * m)   # any order of copies
+    pt = np.concatenate([np.arange(m), np.arange(m)])[order]
+    s = np.concatenate([y, -y])[order]
+    u = np.concatenate([np.full(m, 2.0), np.full(m, 1.0)])[order]
+    u[rng.random(2 * m) < 0.15] = 0.0                                # pinned copies
+    alpha = rng.choice([0.0, 1.0, 0.5, 0.3], size=2 * m) * u        # bounds and free values
+    p = rng.normal(size=2 * m)
+    Q = s[:, None] * Kfull[np.ix_(pt, pt)] * s[None, :]
+    g = Q @ alpha + p
+    source = _smo.RowSource(gram=Kfull)
+    i, j, viol = _smo.wss_variables(pt.astype(np.int64), s, p, u, alpha, source.diag,
+                                    source.src, np.zeros(7, np.int64))
     bi, bj, bviol = _brute_force_pair(Q, s, u, alpha, g)
     assert abs(viol - bviol) <= 1e-12
     assert i == bi
@@ -156,13 +187,15 @@ def test_working_set_selection_signs_on_a_hand_made_state():
     s, u = np.array([1.0, -1.0]), np.array([1.0, 1.0])
     alpha, g = np.zeros(2), np.array([-1.0, -1.0])
     src = _smo.RowSource(gram=G)
-    act = np.arange(2, dtype=np.int64)
-    i, j, viol = _smo.select_working_set(2, act, s, u, alpha, g, src.diag, src.src,
-                                         np.zeros(6, np.int64))
+    pt = np.arange(2, dtype=np.int64)
+    p = g.copy()                                     # (at alpha = 0, G = p)
+    i, j, viol = _smo.wss_variables(pt, s, p, u, alpha, src.diag, src.src,
+                                    np.zeros(7, np.int64))
     assert (i, j) == (0, 1) and viol == pytest.approx(2.0)
     # both at their upper bound: s=+1 cannot increase, s=-1 cannot increase: no pair.
-    i, j, viol = _smo.select_working_set(2, act, s, u, np.ones(2), g, src.diag, src.src,
-                                         np.zeros(6, np.int64))
+    p = g - (s[:, None] * G * s[None, :]) @ np.ones(2)   # the same gradient at alpha = 1
+    i, j, viol = _smo.wss_variables(pt, s, p, u, np.ones(2), src.diag, src.src,
+                                    np.zeros(7, np.int64))
     assert viol == pytest.approx(0.0) and j == -1 or viol <= 0
 
 
