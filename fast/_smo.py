@@ -40,6 +40,12 @@ The algorithm is that of LIBSVM's ``Solver`` (``svm.cpp``; Fan, Chen and Lin, JM
   the same pair as WSS3 over the variables; the update of ``f`` and the next scan for ``i``
   share one pass (SVMm m = 1,000 with its Gram: 12.1 -> 9.2 ms; the SVM's is unchanged in
   iterations and faster too);
+* beyond LIBSVM, once the free set has not changed for ``NEWTON_WAIT`` steps, a Newton
+  step on it with the equality kept (:func:`_newton`: Cholesky of ``K_FF``, cut at the box
+  as a primal active-set method; tried only when its cost is of the order of the steps
+  that preceded it): the SMO's linear tail ends there (SVMm m = 1,000: 3791 -> 1291
+  iterations, 9.0 -> 6.4 ms with its Gram); the SMO resumes from it and alone decides
+  the stop;
 * kernel rows from the full Gram when it is at hand and fits in ``cache_size`` MB,
   otherwise computed on demand into an LRU row cache of ``cache_size`` MB
   (:mod:`fast._kernels`; all rows stay once computed when the Gram fits);
@@ -71,6 +77,13 @@ from . import _kernels as K
 from ._polish import active_set_qp
 
 TAU = 1e-12
+#: steps with an unchanged free set before a Newton step on it (:func:`_newton`)
+NEWTON_WAIT = 100
+#: a Newton step on ``r`` free variables is tried when ``r^3 <= NEWTON_COST * wait *
+#: active_size``: its factorisation (``r^3 / 6`` vectorised multiply-adds, ~0.03 ns per
+#: ``r^3``) then costs at most about 5 times the ``wait`` steps of the SMO over
+#: ``active_size`` points (~6 ns per point) that preceded it
+NEWTON_COST = 1000.0
 DEFAULT_TOL = 1e-8
 #: kernel-path statistics kept in the ``stats`` array of the solver
 _REQ, _MISS, _CLOCK, _RECON, _SHRINK, _RESUME, _POLISH = 0, 1, 2, 3, 4, 5, 6
@@ -693,6 +706,186 @@ def _select(has_eq, active_size, have_up, Gmax, imax, pidx, f, UP, LOW, QD, A, S
     return iq, ib, iq, ib, viol
 
 
+@njit(cache=True, fastmath={"reassoc", "contract"})
+def _dot_rows(M, i, j, n):
+    """``M[i, :n] @ M[j, :n]`` (reassociated: LLVM vectorises it, 4x faster)."""
+    acc = 0.0
+    for c in range(n):
+        acc += M[i, c] * M[j, c]
+    return acc
+
+
+@njit(cache=True)
+def _cholesky(M, n):
+    """Lower Cholesky factor of ``M[:n, :n]`` in place (row-major, the inner products run
+    along rows); False when a pivot is not above ``1e-12`` times the largest diagonal."""
+    dmax = 0.0
+    for i in range(n):
+        if M[i, i] > dmax:
+            dmax = M[i, i]
+    thr = 1e-12 * dmax
+    for j in range(n):
+        for i in range(j, n):
+            acc = M[i, j] - _dot_rows(M, i, j, j)
+            if i == j:
+                if not acc > thr:
+                    return False
+                M[j, j] = np.sqrt(acc)
+            else:
+                M[i, j] = acc / M[j, j]
+    return True
+
+
+@njit(cache=True)
+def _chol_solve(L, n, x):
+    """``x <- (L L^T)^{-1} x`` for the factor of :func:`_cholesky`."""
+    for i in range(n):
+        acc = x[i]
+        for c in range(i):
+            acc -= L[i, c] * x[c]
+        x[i] = acc / L[i, i]
+    for i in range(n - 1, -1, -1):
+        acc = x[i]
+        for c in range(i + 1, n):
+            acc -= L[c, i] * x[c]
+        x[i] = acc / L[i, i]
+
+
+@njit(cache=True)
+def _newton(active_size, has_eq, pidx, f, fbar, UP, LOW, A, S, P, U, src, stats, budget):
+    """Newton step on the free set, the equality kept (beyond LIBSVM): returns True if
+    applied.
+
+    The free variables (at most one per point, else nothing is done) are moved to the
+    minimiser of the dual on their face, ``K_FF dnu + b e = -s_t p_t - f_F`` with
+    ``e^T dnu = 0`` (``dnu`` the change of ``nu`` at the free points, ``b`` the intercept;
+    without the equality ``b = 0``), by a Cholesky factorisation of ``K_FF``. When the
+    step leaves the box it is cut at the first bound met, that variable is fixed there and
+    the face's problem solved again (a primal active-set method, at most 8 rounds); every
+    step decreases the dual objective (convexity). Bound variables are not freed: the SMO
+    resumes from the new point and alone decides the stop. ``f``, ``fbar``, ``UP`` and
+    ``LOW`` are brought up to date over the active points. Nothing is done either when
+    ``r^3`` (``r`` free variables; the factorisation costs ``r^3 / 6`` multiply-adds)
+    exceeds ``budget``.
+    """
+    k = A.shape[1]
+    fq = np.empty(active_size, dtype=np.int64)
+    fb = np.empty(active_size, dtype=np.int64)
+    r = 0
+    for q in range(active_size):
+        nf = 0
+        bb = -1
+        for b in range(k):
+            if A[q, b] > 0.0 and A[q, b] < U[q, b]:
+                nf += 1
+                bb = b
+        if nf > 1:
+            return False
+        if nf == 1:
+            fq[r] = q
+            fb[r] = bb
+            r += 1
+    if r == 0 or float(r) ** 3 > budget:
+        return False
+    Kff = np.empty((r, r))
+    for a in range(r):
+        row = _row(pidx[fq[a]], src, stats)
+        for c in range(r):
+            Kff[a, c] = row[pidx[fq[c]]]
+    a0 = np.empty(r)
+    sg = np.empty(r)
+    tgt = np.empty(r)
+    g = np.empty(r)
+    for a in range(r):
+        q, b = fq[a], fb[a]
+        a0[a] = A[q, b]
+        sg[a] = S[q, b]
+        tgt[a] = -S[q, b] * P[q, b]
+        g[a] = f[q]
+    dnu = np.zeros(r)
+    fixed = np.zeros(r, dtype=np.bool_)
+    sub = np.empty(r, dtype=np.int64)
+    M = np.empty((r, r))
+    z = np.empty(r)
+    w = np.empty(r)
+    for _ in range(8):
+        n = 0
+        for a in range(r):
+            if not fixed[a]:
+                sub[n] = a
+                n += 1
+        if n == 0:
+            break
+        for x in range(n):
+            for y in range(n):
+                M[x, y] = Kff[sub[x], sub[y]]
+            z[x] = tgt[sub[x]] - g[sub[x]]
+            w[x] = 1.0
+        if not _cholesky(M, n):
+            break
+        _chol_solve(M, n, z)
+        if has_eq:
+            _chol_solve(M, n, w)
+            sz = 0.0
+            sw = 0.0
+            for x in range(n):
+                sz += z[x]
+                sw += w[x]
+            bnew = sz / sw
+            for x in range(n):
+                z[x] -= bnew * w[x]
+        # ratio test: alpha_a = a0_a + s_a dnu_a stays in [0, u_a]
+        tau = 1.0
+        block = -1
+        for x in range(n):
+            a = sub[x]
+            cur = a0[a] + sg[a] * dnu[a]
+            da = sg[a] * z[x]
+            ua = U[fq[a], fb[a]]
+            if da > 0.0 and cur + tau * da > ua:
+                tau = (ua - cur) / da
+                block = a
+            elif da < 0.0 and cur + tau * da < 0.0:
+                tau = -cur / da
+                block = a
+        if tau < 0.0:
+            tau = 0.0
+        for x in range(n):
+            d = tau * z[x]
+            dnu[sub[x]] += d
+            for a in range(r):
+                g[a] += d * Kff[a, sub[x]]
+        if block < 0:
+            break
+        fixed[block] = True
+    # the change of the dual objective, sum_a (f_a + s_a p_a) dnu_a + 1/2 dnu^T K_FF dnu
+    change = 0.0
+    for a in range(r):
+        change += dnu[a] * (f[fq[a]] - tgt[a] + 0.5 * (g[a] - f[fq[a]]))
+    if not change < 0.0:
+        return False
+    for a in range(r):
+        q, b = fq[a], fb[a]
+        ua = U[q, b]
+        new = a0[a] + sg[a] * dnu[a]
+        if fixed[a]:
+            new = ua if new > 0.5 * ua else 0.0
+        if new < 0.0:
+            new = 0.0
+        elif new > ua:
+            new = ua
+        A[q, b] = new
+        d = sg[a] * (new - a0[a])
+        if d != 0.0:
+            row = _row(pidx[q], src, stats)
+            for t in range(active_size):
+                f[t] += d * row[pidx[t]]
+            _update_fbar(a0[a] >= ua, new >= ua, sg[a] * ua, row, pidx, fbar)
+        _point_bounds(q, A, S, P, U, UP, LOW)
+    stats[_POLISH] += 1
+    return True
+
+
 @njit(cache=True)
 def _setup(pt, s, p, u, alpha, QD_pt, src, stats):
     """The solver's state at a feasible ``alpha``: the layout of :func:`_layout`, ``QD``,
@@ -727,7 +920,7 @@ def wss_variables(pt, s, p, u, alpha, QD_pt, src, stats):
 
 @njit(cache=True)
 def smo_solve(pt_in, s_in, p_in, u_in, QD_pt, alpha_in, has_eq, tol, max_iter, shrinking, src,
-              stats):
+              stats, newton=True):
     """Run the SMO in place on ``alpha_in`` (feasible on entry); returns
     ``(n_iter, reached_max_iter, violation, G)`` with the full gradient ``G = Q alpha + p``
     (in the caller's order).
@@ -758,6 +951,8 @@ def smo_solve(pt_in, s_in, p_in, u_in, QD_pt, alpha_in, has_eq, tol, max_iter, s
     since_full = 0
     period = max(100 * n_var, 10_000)
     have_up = False               # (Gmax, imax) of scan_up known from the last step
+    stable = 0                    # steps since the free set last changed
+    wait = NEWTON_WAIT
     Gmax, imax = -np.inf, -1
     while True:
         if it >= max_iter:
@@ -793,7 +988,19 @@ def smo_solve(pt_in, s_in, p_in, u_in, QD_pt, alpha_in, has_eq, tol, max_iter, s
                 counter = 1
             else:
                 break
+        if newton and stable >= wait:
+            # the free set has not changed for a while: a Newton step on it (beyond LIBSVM)
+            stable = 0
+            # (its cost, at most that of the last NEWTON_COST * wait steps)
+            if _newton(active_size, has_eq, pidx, f, fbar, UP, LOW, A, S, P, U, src, stats,
+                       NEWTON_COST * float(wait) * active_size):
+                have_up = False
+                wait = NEWTON_WAIT
+                continue
+            wait *= 2                    # (not applicable now: try again later, less often)
         it += 1
+        fi = A[iq, ib] > 0.0 and A[iq, ib] < U[iq, ib]
+        fj = A[jq, jb] > 0.0 and A[jq, jb] < U[jq, jb]
         if has_eq:
             Gmax, imax = _step_pair(iq, ib, jq, jb, active_size, pidx, f, fbar, QD, UP, LOW, A,
                                     S, P, U, src, stats)
@@ -801,6 +1008,11 @@ def smo_solve(pt_in, s_in, p_in, u_in, QD_pt, alpha_in, has_eq, tol, max_iter, s
         else:
             _step_single(iq, ib, active_size, pidx, f, fbar, QD, UP, LOW, A, S, P, U, src,
                          stats)
+        if (fi == (A[iq, ib] > 0.0 and A[iq, ib] < U[iq, ib])
+                and fj == (A[jq, jb] > 0.0 and A[jq, jb] < U[jq, jb])):
+            stable += 1
+        else:
+            stable = 0
     # f at every point: the shrunk ones, and those whose copies are all pinned (u = 0),
     # which the steps do not maintain
     reconstruct_gradient(active_size, n_live, pidx, f, fbar, A, S, U, src, stats)

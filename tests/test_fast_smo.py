@@ -199,6 +199,53 @@ def test_working_set_selection_signs_on_a_hand_made_state():
     assert viol == pytest.approx(0.0) and j == -1 or viol <= 0
 
 
+# ---- Newton step on the free set ----------------------------------------------------------
+def test_cholesky_and_solve_match_numpy_and_refuse_singular():
+    rng = np.random.default_rng(3)
+    B = rng.normal(size=(30, 30))
+    Msym = B @ B.T + 0.1 * np.eye(30)
+    M = Msym.copy()
+    assert _smo._cholesky(M, 30)
+    L = np.tril(M)
+    np.testing.assert_allclose(L @ L.T, Msym, rtol=1e-12, atol=1e-10)
+    x = rng.normal(size=30)
+    z = x.copy()
+    _smo._chol_solve(M, 30, z)
+    np.testing.assert_allclose(Msym @ z, x, rtol=1e-9, atol=1e-9)
+    low_rank = B[:, :5] @ B[:, :5].T                     # rank 5: refused, not garbage
+    assert not _smo._cholesky(low_rank.copy(), 30)
+
+
+@pytest.mark.parametrize("kernel,eps", [(rm.kernels.RBF(0.3), 0.5), (rm.kernels.RBF(1.0), 0.0),
+                                        (rm.kernels.Linear(), 0.3)])
+def test_newton_step_reaches_the_plain_smo_optimum(kernel, eps):
+    """SVMm's layout (two copies per point): the SMO with its Newton steps on the free set
+    stops at the same dual optimum as without them (the SMO alone decides the stop)."""
+    X, y, _, _ = random_binary(5, m=120, d=4, kernel="rbf")
+    Kfull = np.asarray(kernel.gram(X), dtype=np.float64)
+    m = len(y)
+    src = _smo.RowSource(gram=Kfull)
+    pt = np.concatenate([np.arange(m), np.arange(m)]).astype(np.int64)
+    s = np.concatenate([y, -y]).astype(np.float64)
+    p = np.concatenate([-np.ones(m), np.full(m, 1.0 + eps)])
+    u = np.concatenate([np.full(m, 2.0), np.full(m, 1.0)])
+    Q = s[:, None] * Kfull[np.ix_(pt, pt)] * s[None, :]
+    out = {}
+    for newton in (False, True):
+        z = np.zeros(2 * m)
+        stats = np.zeros(7, dtype=np.int64)
+        it, hit, viol, G = _smo.smo_solve(pt, s, p, u, src.diag, z, True, 1e-9, 10**7, True,
+                                          src.src, stats, newton)
+        assert not hit and viol <= 1e-9
+        np.testing.assert_allclose(G, Q @ z + p, rtol=0, atol=1e-9)    # the returned gradient
+        assert abs(s @ z) <= 1e-10 and np.all(z >= 0) and np.all(z <= u)
+        out[newton] = (0.5 * z @ Q @ z + p @ z, stats[_smo._POLISH])
+    assert out[False][1] == 0
+    assert abs(out[True][0] - out[False][0]) <= 1e-9 * (1 + abs(out[False][0]))
+    if eps > 0 and not kernel.is_linear:
+        assert out[True][1] >= 1                       # the Newton step was taken
+
+
 # ---- shrinking --------------------------------------------------------------------------
 def _full_violation(prob, alpha):
     y = prob.y
