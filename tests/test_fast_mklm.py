@@ -259,3 +259,28 @@ def test_bad_arguments():
         fast.solve(prob, newton="yes")
     for method in (None, "rg", "reduced-gradient"):
         assert fast.solve(prob, method=method).status == "optimal"
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "reference layer: on this badly scaled instance (polynomial base kernel on data x3, Gram "
+    "entries up to 3e7) all three CVXPY forms of MKLm return 1.43712e-4, while the fast "
+    "solution has objective 1.41985e-4 with its own duality gap 4e-16, and an independent "
+    "NumPy KKT check at mu = [1, 0] confirms it (violation 4e-16, P = D): the reference is "
+    "1.2% above the optimum. Found by HYPOTHESIS_PROFILE=thorough; not fixed (session 2)."))
+def test_reference_agrees_on_a_badly_scaled_polynomial_instance():
+    X, y = _data(5, 33, 5, 3.0)
+    rng = np.random.default_rng(5)
+    kernels = [_base_kernel(n, 5, rng, X) for n in ("poly", "rbf")]
+    prob = rm.MKLm(X, y, kernels, C1=1.0, C2=0.0, eps=0.0)
+    sol = fast.solve(prob)
+    # what holds today: the fast point certifies on its own (no reference value)
+    assert sol.status == "optimal" and sol.info["gap"] <= 1e-9
+    assert prob.certify(sol, reference=False).ok
+    # an independent check of the fast point: the SVM dual at its mu, by NumPy
+    mu, a = sol.variables["mu"], sol.variables["alpha"]
+    Kmu = sum(w * k.gram(X) for w, k in zip(mu, kernels))
+    Q = y[:, None] * Kmu * y[None, :]
+    assert np.sum(a) - 0.5 * a @ Q @ a == pytest.approx(sol.objective, rel=1e-9)
+    # what fails: the reference optimum is above the certified fast one
+    ref = _reference(prob)
+    assert abs(sol.objective - ref.objective) <= 1e-6 * (1 + abs(ref.objective))
