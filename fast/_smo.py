@@ -581,21 +581,9 @@ def _be_shrunk_eq(q, f, A, S, P, U, Gmax1, Gmax2):
 
 @njit(cache=True)
 def _be_shrunk_single(q, f, A, S, P, U, M):
-    for b in range(A.shape[1]):
-        uu = U[q, b]
-        if not uu > 0.0:
-            continue
-        g = P[q, b] + S[q, b] * f[q]
-        a = A[q, b]
-        if a >= uu:
-            if not -g > M:
-                return False
-        elif a <= 0.0:
-            if not g > M:
-                return False
-        else:
-            return False
-    return True
+    """Without the equality constraint: ``be_shrunk`` with one threshold ``M`` (the maximal
+    violation) for both sides."""
+    return _be_shrunk_eq(q, f, A, S, P, U, M, M)
 
 
 @njit(cache=True)
