@@ -1,17 +1,26 @@
 """fast: hand-written (numba) solvers for the problems of :mod:`refmodels`.
 
-``fast.solve(prob)`` dispatches on the problem's family: a problem defined in
-``refmodels/<family>.py`` is solved by ``fast/<family>.py``'s ``solve``. Every
+``fast.solve(prob)`` dispatches on the problem's family through the one registry
+(:mod:`refmodels.registry`): a problem of ``refmodels/<module>.py`` is solved by
+``fast/<module>.py``'s ``solve``. Every
 solver returns a :class:`refmodels.Solution` in SPEC's canonical scaling, so that
 ``prob.certify(fast.solve(prob))`` holds. This package never imports cvxpy.
 """
 from importlib import import_module
 
+import numpy as np
+
 __all__ = ["solve", "SVMClassifier", "ODMLClassifier", "LDMClassifier", "ODMClassifier",
            "McODMClassifier", "SVMmClassifier", "MKLmClassifier", "DRMClassifier",
            "DRRClassifier"]
 
+#: tolerance of the warm-started second solve when a returned point fails its self-check
+REFINE_TOL = 1e-13
+
 _ESTIMATORS = {name for name in __all__ if name.endswith("Classifier")}
+#: cross-validated estimators (fast/cv.py): the papers' grids, a warm-started path per fold
+_CV = {"ODMClassifierCV", "ODMLClassifierCV", "LDMClassifierCV", "SVMClassifierCV"}
+__all__ += ["path", *sorted(_CV)]
 
 
 def solve(prob, method=None, tol=None, max_iter=None, random_state=None, warm_start=None,
@@ -31,19 +40,54 @@ def solve(prob, method=None, tol=None, max_iter=None, random_state=None, warm_st
     refmodels.Solution with ``status`` ``"optimal"`` or ``"max_iter"`` (the latter with a
     ``ConvergenceWarning`` stating the residual reached and the tolerance asked).
     """
-    family = type(prob).__module__.rsplit(".", 1)[-1]
+    from refmodels import registry
+
     try:
-        module = import_module(f".{family}", __name__)
-    except ModuleNotFoundError as exc:
-        if exc.name != f"{__name__}.{family}":
-            raise
+        module = registry.of(prob).fast_module()
+    except ValueError:
         raise ValueError(f"prob must be a refmodels problem with a fast solver; no fast solver "
                          f"for {type(prob).__name__}") from None
-    return module.solve(prob, method=method, tol=tol, max_iter=max_iter,
-                        random_state=random_state, warm_start=warm_start, **options)
+    from ._common import check_random_state
+
+    check_random_state(random_state)
+    try:
+        sol = module.solve(prob, method=method, tol=tol, max_iter=max_iter,
+                           random_state=random_state, warm_start=warm_start, **options)
+    except np.linalg.LinAlgError as exc:
+        from refmodels.solution import SolverError
+
+        from ._common import scale_hint
+
+        raise SolverError(f"{type(prob).__name__}: a factorisation failed in the fast solver "
+                          f"({exc}): the problem is numerically singular at this scale"
+                          f"{scale_hint(prob)}") from exc
+    from ._selfcheck import finish
+
+    def refine(prob, sol):
+        """The generic second chance: the same solver, warm-started from its own point, at
+        a tighter tolerance (the family's own ``repair`` hook, if any, comes instead)."""
+        import warnings
+
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return module.solve(prob, method=method, tol=REFINE_TOL, max_iter=max_iter,
+                                    random_state=random_state, warm_start=sol, **options)
+        except (ValueError, TypeError):
+            return None                   # no warm start for this method
+
+    repair = getattr(module, "repair", None) or (refine if tol is None else None)
+    return finish(prob, sol, user_tol=tol, repair=repair)
 
 
 def __getattr__(name):
     if name in _ESTIMATORS:
         return getattr(import_module(".estimators", __name__), name)
+    if name in _CV:
+        return getattr(import_module(".cv", __name__), name)
     raise AttributeError(f"module 'fast' has no attribute {name!r}")
+
+
+# the function, bound eagerly: a lazy import of the submodule would make ``fast.path`` the
+# module instead of the function
+from .path import path  # noqa: E402

@@ -60,7 +60,6 @@ tightens the tolerance until ``P + D_min <= 1e-9 (1 + |P|)``.
 from __future__ import annotations
 
 import time
-import warnings
 
 import numpy as np
 import scipy.sparse as sp
@@ -73,10 +72,14 @@ from ._polish import active_set_qp
 #: family since the linear terms of the duals are O(1)).
 DEFAULT_TOL = 1e-8
 DEFAULT_MAX_ITER = 100000
+#: the default epoch cap is ``DEFAULT_MAX_ITER`` bounded by a work budget of about
+#: ``EPOCH_WORK_BUDGET`` multiply-adds (O(n x row length) per epoch), at least
+#: ``MIN_EPOCHS``: on 10^4 kernel points a crawl ends in seconds with a warning
+EPOCH_WORK_BUDGET = 5e9
+MIN_EPOCHS = 100
 #: with the default tol, the run also continues (tol / 10 at a time) until the duality gap
 #: is below ``DEFAULT_GAP_TOL * (1 + |P|)`` (the certificate asks 1e-6)
 DEFAULT_GAP_TOL = 1e-9
-DEFAULT_CACHE_MB = 200.0
 
 MODE_GRAM, MODE_CACHE, MODE_LINEAR, MODE_CSR = 0, 1, 2, 3
 _PATH_NAME = {MODE_GRAM: "gram", MODE_CACHE: "cache", MODE_LINEAR: "linear", MODE_CSR: "linear"}
@@ -84,98 +87,6 @@ _PATH_NAME = {MODE_GRAM: "gram", MODE_CACHE: "cache", MODE_LINEAR: "linear", MOD
 _EMPTY2 = np.zeros((1, 1))
 _EMPTYF = np.zeros(1)
 _EMPTYI = np.zeros(1, dtype=np.int64)
-
-
-# ---------------------------------------------------------------------------------------
-# argument checks shared by the families
-# ---------------------------------------------------------------------------------------
-def check_common(method, methods, tol, max_iter, default_tol, default_max_iter):
-    """Validate ``method``, ``tol`` and ``max_iter``; return ``(method, tol, max_iter)``."""
-    if method is None:
-        method = methods[0]
-    if not isinstance(method, str) or method not in methods:
-        raise ValueError(f"method must be one of {list(methods)}; got {method!r}")
-    if tol is None:
-        tol = default_tol
-    if isinstance(tol, bool) or not isinstance(tol, (int, float, np.floating, np.integer)) \
-            or not np.isfinite(tol) or tol <= 0:
-        raise ValueError(f"tol must be a finite number > 0; got {tol!r}")
-    if max_iter is None:
-        max_iter = default_max_iter
-    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
-        raise ValueError(f"max_iter must be an integer >= 1; got {max_iter!r}")
-    return method, float(tol), int(max_iter)
-
-
-def seed_from(random_state):
-    """An int seed for numba's generator from ``random_state`` (None, int or Generator)."""
-    if isinstance(random_state, np.random.Generator):
-        rng = random_state
-    elif random_state is None or (isinstance(random_state, (int, np.integer))
-                                  and not isinstance(random_state, bool)):
-        if random_state is not None and random_state < 0:
-            raise ValueError(f"random_state must be None, an int >= 0 or a Generator; "
-                             f"got {random_state!r}")
-        rng = np.random.default_rng(random_state)
-    elif isinstance(random_state, np.random.RandomState):
-        return int(random_state.randint(0, 2**31 - 1))
-    else:
-        raise ValueError(f"random_state must be None, an int >= 0 or a Generator; "
-                         f"got {random_state!r}")
-    return int(rng.integers(0, 2**31 - 1))
-
-
-def check_cache_size(cache_size):
-    if cache_size is None:
-        return DEFAULT_CACHE_MB
-    if isinstance(cache_size, bool) or not isinstance(cache_size, (int, float, np.integer,
-                                                                    np.floating)) \
-            or not np.isfinite(cache_size) or cache_size <= 0:
-        raise ValueError(f"cache_size must be a number of megabytes > 0; got {cache_size!r}")
-    return float(cache_size)
-
-
-def check_bool(value, name):
-    if not isinstance(value, (bool, np.bool_)):
-        raise ValueError(f"{name} must be True or False; got {value!r}")
-    return bool(value)
-
-
-def check_path(path, allowed):
-    if path is None:
-        path = "auto"
-    if path not in ("auto",) + tuple(allowed):
-        raise ValueError(f"path must be one of {['auto'] + list(allowed)}; got {path!r}")
-    return path
-
-
-def warm_values(warm_start, names, sizes, lo, hi):
-    """Dual variables of a previous Solution, checked against the box (never clipped)."""
-    out = []
-    for name, n, l, h in zip(names, sizes, lo, hi):
-        v = getattr(warm_start, "variables", {}).get(name) if warm_start is not None else None
-        if v is None:
-            raise ValueError(f"warm_start must be a Solution carrying the dual variable "
-                             f"{name!r} of this problem")
-        v = np.asarray(v, dtype=np.float64).ravel()
-        if v.shape != (n,):
-            raise ValueError(f"warm_start.variables[{name!r}] must have shape ({n},); "
-                             f"got {v.shape}")
-        if not np.all(np.isfinite(v)):
-            raise ValueError(f"warm_start.variables[{name!r}] must be finite")
-        if np.any(v < l) or np.any(v > h):
-            raise ValueError(f"warm_start.variables[{name!r}] must lie in the box "
-                             f"[{l}, {h}] of this problem (it is not clipped)")
-        out.append(v)
-    return out
-
-
-def convergence_warning(what, residual, tol, n_iter):
-    from sklearn.exceptions import ConvergenceWarning
-
-    warnings.warn(f"{what} stopped at max_iter={n_iter} epochs with residual {residual:.3e} "
-                  f"above the tolerance tol={tol:.3e} asked; the point is not optimal to that "
-                  "tolerance (increase max_iter or tol)", ConvergenceWarning, stacklevel=4)
 
 
 # ---------------------------------------------------------------------------------------
@@ -313,6 +224,9 @@ def run(oracle, *, sign, lo, hi, p, dg, alpha0, u0=None, tol, max_iter, seed, sh
     bsign = np.ascontiguousarray(np.atleast_1d(sign), dtype=np.float64)
     k = bsign.shape[0]
     n = k * m
+    if max_iter is None:
+        row = m if oracle.mode <= MODE_CACHE else max(1, getattr(oracle, "d", 1))
+        max_iter = int(min(DEFAULT_MAX_ITER, max(MIN_EPOCHS, EPOCH_WORK_BUDGET / (n * row))))
     blo, bhi, bp, bdg = (np.ascontiguousarray(np.broadcast_to(v, (k,)), dtype=np.float64)
                          for v in (lo, hi, p, dg))
     # the same constants per variable, for the O(n) NumPy work outside the epochs
@@ -355,6 +269,7 @@ def run(oracle, *, sign, lo, hi, p, dg, alpha0, u0=None, tol, max_iter, seed, sh
     polish_gap = int(polish_every)
     cur_tol = float(tol)
     n_refine = 0
+    n_gap_stop = 0
     while True:
         chunk = max_iter - epochs
         if polish:
@@ -389,7 +304,18 @@ def run(oracle, *, sign, lo, hi, p, dg, alpha0, u0=None, tol, max_iter, seed, sh
             break
         # exact s / w (no drift); once the free set has settled (the same at two checks),
         # the slow tail of coordinate descent is a linear system: try a Newton step on it
-        s, w = oracle.product(u_of(alpha))
+        u_now = u_of(alpha)
+        s, w = oracle.product(u_now)
+        if primal is not None and gap_tol is not None:
+            # the duality gap certifies the point whatever the projected gradient says: on
+            # badly scaled data (features x1e4) |PG| <= tol can be below what floating
+            # point resolves, while the gap is already at the certificate's level
+            P = float(primal(alpha, u_now, s, w))
+            Dmin = float(0.5 * u_now @ s + p @ alpha + 0.5 * np.sum(dg * alpha * alpha))
+            if P + Dmin <= gap_tol * (1.0 + abs(P)):
+                converged = True
+                n_gap_stop = 1
+                break
         free = (alpha > lo) & (alpha < hi)
         if polish_stable_only is False or (last_free is not None
                                            and np.array_equal(free, last_free)):
@@ -424,8 +350,10 @@ def run(oracle, *, sign, lo, hi, p, dg, alpha0, u0=None, tol, max_iter, seed, sh
         "converged": converged,
         "n_updates": n_updates,
         "tol": float(tol),
+        "max_iter": int(max_iter),
         "tol_final": cur_tol,
         "n_gap_refine": n_refine,
+        "stopped_on_gap": bool(n_gap_stop),
         "shrinking": bool(shrinking),
         "loop_time": elapsed,
         "polish_time": polish_time,
@@ -658,3 +586,38 @@ def _make_epochs(mode):
 
 #: the epoch loop, one compiled specialisation per path
 _EPOCHS = {mode: _make_epochs(mode) for mode in (MODE_GRAM, MODE_CACHE, MODE_LINEAR, MODE_CSR)}
+
+
+# ---------------------------------------------------------------------------------------
+# glue for the families that use the DCD (a problem's kernel -> an Oracle; a run -> Solution)
+# ---------------------------------------------------------------------------------------
+def oracle_for(prob, path, cache_size):
+    """An :class:`Oracle` for ``Q = YGY`` of a binary problem on the chosen path."""
+    y = prob.y
+    if path == "gram":
+        return Oracle("gram", K=np.ascontiguousarray(prob.gram, dtype=np.float64), qy=y)
+    if path == "cache":
+        return Oracle("cache", X=prob.X, kernel=prob.kernel, qy=y, cache_size=cache_size)
+    return Oracle("linear", X=prob.X, qy=y)
+
+
+def dcd_solution(objective, coef, variables, info, t0, what, solver="fast:dcd", prob=None):
+    """The Solution of a DCD run: ``optimal`` iff the full-set stop held (the self-check of
+    :mod:`fast._selfcheck` then decides), else ``max_iter`` with a ConvergenceWarning stating
+    the residual (worst ``|PG|`` at the returned point). For the linear kernel the weights
+    ``w = X^T coef`` are always carried."""
+    from refmodels.solution import Solution
+
+    from ._common import convergence_warning, scale_hint
+
+    if prob is not None and prob.kernel.is_linear and "w" not in variables:
+        variables["w"] = np.asarray(prob.X.T @ coef, dtype=np.float64).ravel()
+    info["residual"] = info["pg_max_abs"]
+    status = "optimal" if info["converged"] else "max_iter"
+    sol = Solution(objective=float(objective), coef=coef, intercept=0.0, variables=variables,
+                   status=status, solver=solver, form="fast",
+                   time=time.perf_counter() - t0, n_iter=info["n_iter"], info=info)
+    if status != "optimal":
+        convergence_warning(what, info["residual"], info["tol"], info["n_iter"],
+                            hint=scale_hint(prob) if prob is not None else "")
+    return sol

@@ -15,6 +15,8 @@ Two ways to get kernel rows:
 """
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 import scipy.sparse as sp
 from numba import njit
@@ -168,3 +170,119 @@ def gram(kernel, X):
 def fits_in_memory(m, cache_size_mb):
     """Whether the full ``m x m`` float64 Gram fits in ``cache_size_mb`` megabytes."""
     return 8.0 * m * m <= cache_size_mb * 2**20
+
+
+# ---------------------------------------------------------------------------------------
+# kernel rows for the SMO: a given Gram or an LRU cache of rows (one source, one chooser)
+# ---------------------------------------------------------------------------------------
+#: slots of a solver's ``stats`` array that the row source counts in
+ROW_REQ, ROW_MISS, ROW_CLOCK = 0, 1, 2
+
+#: what the compiled solvers read (named, numba-compatible): a full Gram ``G`` when
+#: ``use_gram``, else the kernel parameters, the dense data with its squared norms and the
+#: LRU cache arrays of :func:`make_cache`
+RowData = namedtuple("RowData", "use_gram G kind gamma degree coef0 X sqnorms slots slot_of "
+                                "owner last_used")
+_full_gram = gram
+
+
+class RowSource:
+    """Where the SMO gets rows of ``K``: a given full Gram (``gram=``; also for a
+    precomputed kernel), or rows of ``kernel`` over ``X`` computed on demand into an LRU
+    cache of ``cache_size`` MB."""
+
+    def __init__(self, kernel=None, X=None, cache_size=200.0, gram=None):
+        if gram is not None:
+            self.path = "gram"
+            Gm = np.ascontiguousarray(gram, dtype=np.float64)
+            self.m = Gm.shape[0]
+        else:
+            kind = kernel_params(kernel)[0]
+            self.m = X.shape[0]
+            if kind == PRECOMPUTED:
+                self.path = "gram"
+                Gm = _full_gram(kernel, X)
+            else:
+                self.path = "cache"
+        self.kernel = kernel
+        z2, z1, zi = np.zeros((1, 1)), np.zeros(1), np.zeros(1, dtype=np.int64)
+        if self.path == "gram":
+            self.diag = np.ascontiguousarray(np.diag(Gm), dtype=np.float64)
+            self.src = RowData(True, Gm, 0, 0.0, 1, 0.0, z2, z1, z2, zi, zi, zi)
+            self.n_slots = 0
+        else:
+            kind, gamma, degree, coef0 = kernel_params(kernel)
+            Xd = dense_data(X)
+            sq = sq_norms(Xd)
+            slots, slot_of, owner, last_used = make_cache(self.m, cache_size)
+            self.n_slots = slots.shape[0]
+            self.diag = np.ascontiguousarray(kernel.diag(Xd), dtype=np.float64)
+            self.src = RowData(False, z2, kind, gamma, degree, coef0, Xd, sq, slots, slot_of,
+                               owner, last_used)
+
+    def block(self, pts):
+        """``K[pts][:, pts]`` (point indices, repeats allowed), dense."""
+        if self.path == "gram":
+            return self.src.G[np.ix_(pts, pts)]
+        return np.asarray(self.kernel.gram(self.src.X[pts]), dtype=np.float64)
+
+    def K_times(self, c):
+        """``K c`` (used for objectives; Gram path only, else None)."""
+        if self.path == "gram":
+            return self.src.G @ c
+        return None
+
+
+@njit(cache=True)
+def source_row(k, src, stats):
+    """Row ``k`` of ``K`` from a :class:`RowSource`'s ``src``: the Gram's row, or the LRU
+    cache (computing it on a miss); counts requests and misses in ``stats``."""
+    use_gram, Gm, kind, gamma, degree, coef0, X, sq, slots, slot_of, owner, last_used = src
+    if use_gram:
+        return Gm[k]
+    stats[ROW_REQ] += 1
+    if slot_of[k] < 0:
+        stats[ROW_MISS] += 1
+    stats[ROW_CLOCK] += 1
+    return get_row(k, kind, gamma, degree, coef0, X, sq, slots, slot_of, owner, last_used,
+                     stats[ROW_CLOCK])
+
+
+def row_source(prob, cache_size):
+    """Kernel rows for the SMO on ``prob``.
+
+    The full Gram is used when it is already at hand (a precomputed kernel, or
+    ``prob.gram`` built earlier, e.g. by a reference solve) and fits in ``cache_size`` MB.
+    Otherwise rows are computed on demand into the LRU cache of ``cache_size`` MB: when
+    the whole Gram fits, this is the Gram filled lazily (an SMO at a loose tolerance
+    touches only a fraction of its rows), otherwise rows are evicted as in LIBSVM.
+    """
+    kind = kernel_params(prob.kernel)[0]
+    built = prob.gram_if_built
+    if kind == PRECOMPUTED or (built is not None and fits_in_memory(prob.m, cache_size)):
+        return RowSource(gram=prob.gram)
+    return RowSource(prob.kernel, prob.X, cache_size)
+
+
+def choose_path(prob, path, cache_size=None, allowed=("gram", "cache", "linear")):
+    """The one kernel-path chooser of the dual solvers: ``path`` checked against
+    ``allowed``; ``"auto"`` gives ``linear`` for the linear kernel (when allowed), ``gram``
+    for a precomputed kernel (the Gram is the data), when no bounded cache is allowed, or
+    when the Gram fits in ``cache_size`` MB, else ``cache``."""
+    from ._common import DEFAULT_CACHE_MB, check_path
+
+    kernel = prob.kernel
+    path = check_path(path, allowed)
+    if path == "linear" and not kernel.is_linear:
+        raise ValueError(f"path='linear' needs the linear kernel; got kernel={kernel!r}")
+    if path == "cache" and kernel.is_precomputed:
+        raise ValueError("path='cache' is not available for a precomputed kernel (the Gram "
+                         "is the data); use path='gram'")
+    if path != "auto":
+        return path
+    if kernel.is_linear and "linear" in allowed:
+        return "linear"
+    if (kernel.is_precomputed or "cache" not in allowed
+            or fits_in_memory(prob.m, DEFAULT_CACHE_MB if cache_size is None else cache_size)):
+        return "gram"
+    return "cache"

@@ -36,8 +36,13 @@ import math
 import numpy as np
 from numba import njit
 
+from refmodels._numeric import illinois_update, regula_falsi_point
+
 _MAXIT = 400
 _XTOL = 1e-15
+#: the root-bracketing step written once (:mod:`refmodels._numeric`), compiled here
+_secant = njit(cache=True)(regula_falsi_point)
+_illinois = njit(cache=True)(illinois_update)
 
 
 # ---------------------------------------------------------------------------------------
@@ -180,23 +185,13 @@ def _lq_prox_abs(b, t, q, y):
     side = 0
     x = lo
     for _ in range(_MAXIT):
-        x = (lo * fhi - hi * flo) / (fhi - flo)
-        if not (lo < x < hi):
-            x = 0.5 * (lo + hi)
+        x = _secant(lo, hi, flo, fhi)
         fx = x + (q - 1.0) * math.log(max(_y_of_kappa(b, math.exp(x), q, y), 1e-300)) \
             - math.log(t)
         if fx == 0.0:
             break
-        if fx < 0.0:
-            lo, flo = x, fx
-            if side == -1:
-                fhi *= 0.5
-            side = -1
-        else:
-            hi, fhi = x, fx
-            if side == 1:
-                flo *= 0.5
-            side = 1
+        lo, hi, flo, fhi, side = _illinois(
+            x, fx, lo, hi, flo, fhi, side, True)
         if hi - lo <= 1e-15 * max(1.0, abs(x)):
             break
     return _y_of_kappa(b, math.exp(x), q, y)
@@ -226,22 +221,12 @@ def _group_given_C(b, C, rs1, q, y):
         side = 0
         x = 0.5 * (lo + hi)
         for _ in range(_MAXIT):
-            x = (lo * fhi - hi * flo) / (fhi - flo)
-            if not (lo < x < hi):
-                x = 0.5 * (lo + hi)
+            x = _secant(lo, hi, flo, fhi)
             fx = _lq_prox_abs(b, x, q, y) - (C * x ** rs1 if rs1 > 0.0 else C)
             if fx == 0.0:
                 break
-            if fx > 0.0:
-                lo, flo = x, fx
-                if side == -1:
-                    fhi *= 0.5
-                side = -1
-            else:
-                hi, fhi = x, fx
-                if side == 1:
-                    flo *= 0.5
-                side = 1
+            lo, hi, flo, fhi, side = _illinois(
+                x, fx, lo, hi, flo, fhi, side, False)
             if hi - lo <= _XTOL * hi:
                 break
         _lq_prox_abs(b, x, q, y)
@@ -270,23 +255,13 @@ def _group_given_C(b, C, rs1, q, y):
     side = 0
     x = lo
     for _ in range(_MAXIT):
-        x = (lo * fhi - hi * flo) / (fhi - flo)
-        if not (lo < x < hi):
-            x = 0.5 * (lo + hi)
+        x = _secant(lo, hi, flo, fhi)
         a = max(_y_of_kappa(b, math.exp(x), q, y), 1e-300)
         fx = math.log(a) - rs1 * (x + (q - 1.0) * math.log(a)) - logC
         if fx == 0.0:
             break
-        if fx > 0.0:
-            lo, flo = x, fx
-            if side == -1:
-                fhi *= 0.5
-            side = -1
-        else:
-            hi, fhi = x, fx
-            if side == 1:
-                flo *= 0.5
-            side = 1
+        lo, hi, flo, fhi, side = _illinois(
+            x, fx, lo, hi, flo, fhi, side, False)
         if hi - lo <= 1e-15 * max(1.0, abs(x)):
             break
     a = _y_of_kappa(b, math.exp(x), q, y)
@@ -358,23 +333,13 @@ def _solve_N(b, offs, tau, s, p, rs1, rstar, q, r, y, tt, folded):
         x = lo
     else:
         for _ in range(_MAXIT):
-            x = (lo * fhi - hi * flo) / (fhi - flo)
-            if not (lo < x < hi):
-                x = 0.5 * (lo + hi)
+            x = _secant(lo, hi, flo, fhi)
             tx = s * x ** (p - 1.0) if folded else tau
             fx = _S(b, offs, x, tau, s, p, rs1, rstar, q, y, tt, folded) - tx
             if fx == 0.0:
                 break
-            if fx > 0.0:
-                lo, flo = x, fx
-                if side == -1:
-                    fhi *= 0.5
-                side = -1
-            else:
-                hi, fhi = x, fx
-                if side == 1:
-                    flo *= 0.5
-                side = 1
+            lo, hi, flo, fhi, side = _illinois(
+                x, fx, lo, hi, flo, fhi, side, False)
             if hi - lo <= _XTOL * hi:
                 break
     _S(b, offs, x, tau, s, p, rs1, rstar, q, y, tt, folded)
@@ -408,22 +373,12 @@ def _prox_abs(b, offs, s, q, r, p, y):
             if fhi >= 0.0:
                 x = hi
                 break
-            x = (lo * fhi - hi * flo) / (fhi - flo)
-            if not (lo < x < hi):
-                x = 0.5 * (lo + hi)
+            x = _secant(lo, hi, flo, fhi)
             fx = _r1_sum(b, offs, s * x ** (p - 1.0), q, y) - x
             if fx == 0.0:
                 break
-            if fx > 0.0:
-                lo, flo = x, fx
-                if side == -1:
-                    fhi *= 0.5
-                side = -1
-            else:
-                hi, fhi = x, fx
-                if side == 1:
-                    flo *= 0.5
-                side = 1
+            lo, hi, flo, fhi, side = _illinois(
+                x, fx, lo, hi, flo, fhi, side, False)
             if hi - lo <= _XTOL * hi:
                 break
         _r1_sum(b, offs, s * x ** (p - 1.0), q, y)
@@ -454,22 +409,12 @@ def _prox_abs(b, offs, s, q, r, p, y):
         if fhi <= 0.0:
             x = hi
             break
-        x = (lo * fhi - hi * flo) / (fhi - flo)
-        if not (lo < x < hi):
-            x = 0.5 * (lo + hi)
+        x = _secant(lo, hi, flo, fhi)
         fx = x - s * _solve_N(b, offs, x, x, 1.0, rs1, rstar, q, r, y, tt, False) ** (p - 1.0)
         if fx == 0.0:
             break
-        if fx < 0.0:
-            lo, flo = x, fx
-            if side == -1:
-                fhi *= 0.5
-            side = -1
-        else:
-            hi, fhi = x, fx
-            if side == 1:
-                flo *= 0.5
-            side = 1
+        lo, hi, flo, fhi, side = _illinois(
+            x, fx, lo, hi, flo, fhi, side, True)
         if hi - lo <= _XTOL * hi:
             break
     _solve_N(b, offs, x, x, 1.0, rs1, rstar, q, r, y, tt, False)

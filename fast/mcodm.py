@@ -88,7 +88,8 @@ from scipy.linalg import cho_factor
 
 from refmodels.solution import Solution
 
-from . import _dcd
+from . import _common
+from . import _kernels as _K
 from ._mcodm_block import block_core
 
 METHODS = ("bcd",)
@@ -695,15 +696,6 @@ class _Engine:
                 calm *= 2                          # a step that does not finish: wait longer
 
 
-def _choose_path(prob, path):
-    path = _dcd.check_path(path, ("gram", "linear"))
-    if path == "linear" and not prob.kernel.is_linear:
-        raise ValueError(f"path='linear' needs the linear kernel; got kernel={prob.kernel!r}")
-    if path == "auto":
-        return "linear" if prob.kernel.is_linear else "gram"
-    return path
-
-
 def _warm_dual(prob, warm_start):
     """``(alpha, beta)`` of a previous Solution, checked (never clipped) against eq. 23's
     constraints; small violations (<= 1e-8 relative, as a CVXPY solution has) are accepted:
@@ -804,11 +796,11 @@ def solve_relaxed(prob, method=None, tol=None, max_iter=None, random_state=None,
     with_W = _check_with_W(options.get("with_W", "auto"))
     polish = _check_polish(options.get("polish", True))
     kkt_tol = positive(options.get("kkt_tol", DEFAULT_KKT_TOL), "kkt_tol")
-    method, tol, max_iter = _dcd.check_common(method, METHODS, tol, max_iter, DEFAULT_TOL,
+    method, tol, max_iter = _common.check_common(method, METHODS, tol, max_iter, DEFAULT_TOL,
                                               DEFAULT_MAX_ITER)
-    seed = _dcd.seed_from(random_state)
+    seed = _common.seed_from(random_state)
     t0 = time.perf_counter()
-    eng = _Engine(prob, _choose_path(prob, options.get("path")))
+    eng = _Engine(prob, _K.choose_path(prob, options.get("path"), allowed=("gram", "linear")))
     if warm_start is not None:
         alpha, beta = _warm_dual(prob, warm_start)
     else:
@@ -853,11 +845,11 @@ def solve_mcodm(prob, method=None, tol=None, max_iter=None, random_state=None,
     with_W = _check_with_W(options.get("with_W", "auto"))
     max_outer = positive_int(options.get("max_outer", DEFAULT_MAX_OUTER), "max_outer")
     inner_tol = positive(options.get("inner_tol", DEFAULT_TOL), "inner_tol")
-    method, tol, max_iter = _dcd.check_common(method, METHODS, tol, max_iter, DEFAULT_OUTER_TOL,
+    method, tol, max_iter = _common.check_common(method, METHODS, tol, max_iter, DEFAULT_OUTER_TOL,
                                               DEFAULT_MAX_ITER)
-    seed = _dcd.seed_from(random_state)
+    seed = _common.seed_from(random_state)
     t0 = time.perf_counter()
-    eng = _Engine(prob, _choose_path(prob, options.get("path")))
+    eng = _Engine(prob, _K.choose_path(prob, options.get("path"), allowed=("gram", "linear")))
     m, k = prob.m, prob.k
     if warm_start is not None:
         alpha, beta = _warm_dual(prob, warm_start)

@@ -48,11 +48,11 @@ from __future__ import annotations
 
 import numbers
 import time
-import warnings
 
 import numpy as np
 
-from . import _smo
+from . import _kernels as _K
+from . import _common, _smo, _smo_run
 
 #: default relative MKL duality gap at the end
 DEFAULT_TOL = 1e-9
@@ -65,7 +65,10 @@ _INNER_GAP_FLOOR = 1e-11
 _INNER_GAP_CAP = 1e-4
 _INNER_GAP_RATIO = 1e-3
 _INNER_MAX_STAGES = 40
-_INNER_MAX_SMO = 10**8
+_INNER_MAX_SMO = 10**6
+#: SMO iterations over a whole MKLm solve (bounded work, issue 11: a badly scaled base
+#: kernel ends in seconds with status max_iter and a warning, not in a hang)
+_TOTAL_MAX_SMO = 2 * 10**7
 _SMO_TOL_MIN = 1e-12
 _POLISH_MAX_DROPS = 50
 
@@ -116,7 +119,7 @@ class _InnerSVMm:
         """
         m, y = self.m, self.y
         Kmu = self.combined(mu)
-        src = _smo.RowSource(gram=Kmu)
+        src = _K.RowSource(gram=Kmu)
         # below ~ round-off of the gradient the KKT violation cannot be driven
         tol_min = max(_SMO_TOL_MIN, 1e-16 * float(np.max(src.diag)) * max(self.C1h, self.C2h)
                       * np.sqrt(m))
@@ -125,10 +128,10 @@ class _InnerSVMm:
         z, total = np.asarray(z0, dtype=np.float64), 0
         prev_gap, stagnant = np.inf, 0
         for _ in range(_INNER_MAX_STAGES):
-            z, G, b, it, hit, viol, _, _ = _smo.run(src, self.pt, self.s, self.p, self.u, z,
+            z, G, b, it, hit, viol, _, _ = _smo_run.run(src, self.pt, self.s, self.p, self.u, z,
                                                     True, kkt_tol, budget, self.shrinking)
             total += int(it)
-            P, gap = _smo.generic_gap(self.s, self.p, self.u, z, G, b, self.pt, m)
+            P, gap = _smo_run.generic_gap(self.s, self.p, self.u, z, G, b, self.pt, m)
             if gap <= gap_tol * (1.0 + abs(P)):
                 break
             polished = self._polish(Kmu, z)
@@ -220,7 +223,7 @@ class _InnerSVMm:
         Kv = Kmu @ v
         G = np.concatenate([y * Kv - 1.0, -y * Kv + 1.0 + eps])
         bb = float(_smo.intercept_from_gradient(self.s, self.u, zn, G))
-        P, gap = _smo.generic_gap(self.s, self.p, self.u, zn, G, bb, self.pt, m)
+        P, gap = _smo_run.generic_gap(self.s, self.p, self.u, zn, G, bb, self.pt, m)
         return zn, bb, gap, P
 
     def _free_solve(self, Kmu, a, bt, fa, fb, F):
@@ -446,9 +449,9 @@ def _warm(warm_start, prob):
             raise ValueError("warm_start['mu'] must lie on the simplex (mu >= 0, sum 1)")
         mu0 = mu / mu.sum()
     if vals.get("alpha") is not None:
-        z0[:m] = _smo.warm_vector(vals, "alpha", m, prob.C1 / 2)
+        z0[:m] = _smo_run.warm_vector(vals, "alpha", m, prob.C1 / 2)
         if vals.get("beta") is not None:
-            z0[m:] = _smo.warm_vector(vals, "beta", m, prob.C2 / 2)
+            z0[m:] = _smo_run.warm_vector(vals, "beta", m, prob.C2 / 2)
     elif mu is None:
         raise ValueError("warm_start must carry 'mu' or 'alpha'")
     return mu0, z0
@@ -519,7 +522,7 @@ def solve(prob, method=None, tol=None, max_iter=None, random_state=None, warm_st
         if pt.inner_tol > want and inner_part > 0.1 * gap:
             pt = inner(pt.mu, pt.z, want)       # same mu, tighter inner solve (not counted)
             continue
-        if it >= max_iter:
+        if it >= max_iter or inner.n_smo >= _TOTAL_MAX_SMO:
             break
         it += 1
         mu, g = pt.mu, pt.g
@@ -559,12 +562,12 @@ def solve(prob, method=None, tol=None, max_iter=None, random_state=None, warm_st
         if gap <= tol:
             status = "optimal"
         else:
-            from sklearn.exceptions import ConvergenceWarning
-
-            warnings.warn(f"{type(prob).__name__}: the reduced gradient stopped ({status}) "
-                          f"after {it} outer iterations (max_iter={max_iter}) with relative "
-                          f"MKL duality gap {gap:.3e} above the tolerance tol={tol:.3e} asked",
-                          ConvergenceWarning, stacklevel=3)
+            budget = (f"; the SMO budget of {_TOTAL_MAX_SMO} iterations is spent"
+                      if inner.n_smo >= _TOTAL_MAX_SMO else "")
+            _common.not_converged_warning(
+                f"{type(prob).__name__}: the reduced gradient stopped ({status}) after {it} outer "
+                f"iterations (max_iter={max_iter}){budget} with relative MKL duality gap "
+                f"{gap:.3e} above the tolerance tol={tol:.3e} asked{_common.scale_hint(prob)}")
     variables = {"mu": mu.copy(), "alpha": pt.alpha, "beta": pt.beta, "b": b}
     info = {"gap": gap, "tol": tol, "inner_solves": inner.n_eval,
             "smo_iterations": inner.n_smo, "newton_steps": n_newton,

@@ -43,8 +43,8 @@ import scipy.sparse as sp
 
 from refmodels.solution import Solution
 
-from . import _dcd, _sgd
-from .svm import make_solution
+from . import _common, _dcd, _sgd
+from . import _kernels as _K
 
 METHODS = ("dcd", "asgd")
 ASGD_DEFAULT_TOL = 1e-6
@@ -97,31 +97,30 @@ def solve(prob, method=None, tol=None, max_iter=None, random_state=None, warm_st
     if method == "asgd":
         return _solve_asgd(prob, tol, max_iter, random_state, warm_start, **options)
     gap_tol = _dcd.DEFAULT_GAP_TOL if tol is None else None
-    method, tol, max_iter = _dcd.check_common(method, METHODS, tol, max_iter,
-                                              _dcd.DEFAULT_TOL, _dcd.DEFAULT_MAX_ITER)
-    shrinking = _dcd.check_bool(options.pop("shrinking", True), "shrinking")
+    method, tol, max_iter = _common.check_common(method, METHODS, tol, max_iter,
+                                              _dcd.DEFAULT_TOL, None)
+    shrinking = _common.check_bool(options.pop("shrinking", True), "shrinking")
     # the active-set Newton polish is on by default (it is kept only when it lowers the
     # dual): on linear problems it cuts the epochs many-fold (bench_linear_svm.py);
     # polish=False gives the plain LIBLINEAR-style descent
-    polish = _dcd.check_bool(options.pop("polish", True), "polish")
+    polish = _common.check_bool(options.pop("polish", True), "polish")
     options.pop("cache_size", None)        # accepted for a uniform API; H needs m x m
-    path = _dcd.check_path(options.pop("path", None), ("gram", "linear"))
+    path = options.pop("path", None)
     if options:
         raise ValueError(f"unknown options {sorted(options)} for the {type(prob).__name__} "
                          "DCD solver")
-    if path == "linear" and not prob.kernel.is_linear:
-        raise ValueError(f"path='linear' needs the linear kernel; got kernel={prob.kernel!r}")
-    if path == "auto":
-        # whitening costs O(m d^2 + d^3) and d x d memory, H costs O(m^2 d + m^3) and m x m:
-        # the linear path unless d > m with a variance term (then H is the smaller matrix)
-        d = prob.X.shape[1]
-        linear = prob.kernel.is_linear and (odml_params(prob)[1] == 0.0 or d <= prob.m)
-        path = "linear" if linear else "gram"
+    # whitening costs O(m d^2 + d^3) and d x d memory, H costs O(m^2 d + m^3) and m x m:
+    # the linear path unless d > m with a variance term (then H is the smaller matrix);
+    # H is not a kernel matrix, so there is no bounded-cache path
+    d = prob.X.shape[1]
+    whiten_ok = odml_params(prob)[1] == 0.0 or d <= prob.m
+    auto_linear = whiten_ok or path not in (None, "auto")   # an explicit path is honoured
+    path = _K.choose_path(prob, path, allowed=("gram", "linear") if auto_linear else ("gram",))
     t0 = time.perf_counter()
     m, y = prob.m, prob.y
     lam, mu1, mu2, upper, name = odml_params(prob)
     if warm_start is not None:
-        (alpha0,) = _dcd.warm_values(warm_start, (name,), (m,), (0.0,), (upper,))
+        (alpha0,) = _common.warm_values(warm_start, (name,), (m,), (0.0,), (upper,))
     else:
         alpha0 = np.zeros(m)
     c = 2.0 * mu1 / m
@@ -142,19 +141,26 @@ def solve(prob, method=None, tol=None, max_iter=None, random_state=None, warm_st
 
     alpha, v, s, u, info = _dcd.run(oracle, sign=1.0, lo=0.0, hi=upper, p=-1.0,
                                     dg=0.0, alpha0=alpha0, u0=np.full(m, mu2 / m), tol=tol,
-                                    max_iter=max_iter, seed=_dcd.seed_from(random_state),
+                                    max_iter=max_iter, seed=_common.seed_from(random_state),
                                     shrinking=shrinking, polish=polish, primal=primal,
                                     gap_tol=gap_tol)
     # s = H v = gamma; G nu = Y s; nu = Yv - A (G nu),  A z = c (z - y (y^T z)/m)
     Gnu = y * s
-    coef = y * v - c * (Gnu - y * (y @ Gnu) / m)
+    if path == "gram" and c > 0.0:
+        # nu = (I + AG)^{-1} Y v by the Woodbury solve: the shortcut Yv - A G nu cancels
+        # catastrophically when G is large (Gram entries of 1e8: G nu is 1e8 x nu)
+        from refmodels.odml import woodbury_solve
+
+        coef = woodbury_solve(G, y, c, y * v)
+    else:
+        coef = y * v - c * (Gnu - y * (y @ Gnu) / m)
     objective = primal_objective(s, float(coef @ Gnu), lam, mu1, mu2)
     variables = {name: alpha}
     if path == "linear":
         w = u if L is None else sla.solve_triangular(L, u, lower=True, trans="T")
         variables["w"] = np.asarray(w, dtype=np.float64)
     info["whitened"] = path == "linear" and L is not None
-    return make_solution(objective, coef, variables, info, t0,
+    return _dcd.dcd_solution(objective, coef, variables, info, t0,
                          f"{type(prob).__name__} DCD", prob=prob)
 
 
@@ -166,7 +172,7 @@ def _solve_asgd(prob, tol, max_iter, random_state, warm_start, eta0=None, t0=Non
         raise ValueError("method='asgd' works on the linear primal (seed 001 eq. 14) and "
                          f"needs the linear kernel; got kernel={prob.kernel!r} "
                          "(use method='dcd')")
-    _, tol, max_iter = _dcd.check_common("asgd", METHODS, tol, max_iter, ASGD_DEFAULT_TOL,
+    _, tol, max_iter = _common.check_common("asgd", METHODS, tol, max_iter, ASGD_DEFAULT_TOL,
                                          ASGD_DEFAULT_MAX_ITER)
     start = time.perf_counter()
     m, y, X = prob.m, prob.y, prob.X
@@ -191,7 +197,7 @@ def _solve_asgd(prob, tol, max_iter, random_state, warm_start, eta0=None, t0=Non
     elif isinstance(t0, bool) or not isinstance(t0, (int, np.integer)) or t0 < 0:
         raise ValueError(f"t0 must be an integer >= 0; got {t0!r}")
     w, stats = _sgd.asgd_odml(data, w0, lam, mu1, mu2, float(eta0), int(t0), tol, max_iter,
-                              _dcd.seed_from(random_state))
+                              _common.seed_from(random_state))
     gamma = data.margins(w)
     objective = primal_objective(gamma, float(w @ w), lam, mu1, mu2)
     n_iter, gnorm = int(stats[0]), float(stats[1])
@@ -205,6 +211,6 @@ def _solve_asgd(prob, tol, max_iter, random_state, warm_start, eta0=None, t0=Non
                    status="optimal" if converged else "max_iter", solver="fast:asgd",
                    form="fast", time=time.perf_counter() - start, n_iter=n_iter, info=info)
     if not converged:
-        _dcd.convergence_warning(f"{type(prob).__name__} ASGD (subgradient norm)", gnorm, tol,
+        _common.convergence_warning(f"{type(prob).__name__} ASGD (subgradient norm)", gnorm, tol,
                                  n_iter)
     return sol

@@ -28,7 +28,8 @@ import time
 
 import numpy as np
 
-from . import _smo
+from . import _kernels as _K
+from . import _smo_run
 
 
 def solve(prob, method=None, tol=None, max_iter=None, random_state=None, warm_start=None,
@@ -40,13 +41,14 @@ def solve(prob, method=None, tol=None, max_iter=None, random_state=None, warm_st
     method : None or ``"smo"``
     tol : float > 0, maximal KKT violation ``m(z) - M(z)`` at the end (default 1e-8, then
         tightened until the relative duality gap is below 1e-9).
-    max_iter : int >= 1, SMO iterations (default ``max(10**8, 200 m)``; sklearn's SVC has no cap).
+    max_iter : int >= 1, SMO iterations (default ``max(3 10**5, 200 m)``: bounded work; a crawl
+        ends with a ConvergenceWarning, not a hang).
     random_state : ignored (the SMO is deterministic).
     warm_start : Solution (or dict) with ``alpha`` in ``[0, C1]`` and ``beta`` in ``[0, C2]``.
     cache_size : float, megabytes for kernel rows (the full Gram when it fits).
     shrinking : bool, default True.
     polish : None or bool; the active-set Newton refinement between chunks of SMO
-        iterations (:func:`fast._smo.run`); None (default): on with the default ``tol``.
+        iterations (:func:`fast._smo_run.run`); None (default): on with the default ``tol``.
     """
     from refmodels.solution import Solution
 
@@ -56,19 +58,19 @@ def solve(prob, method=None, tol=None, max_iter=None, random_state=None, warm_st
     m, y = prob.m, np.asarray(prob.y, dtype=np.float64)
     C1, C2, eps = prob.C1, prob.C2, prob.eps
     refine = tol is None
-    tol, max_iter, cache_size, shrinking, polish = _smo.check_options(
+    tol, max_iter, cache_size, shrinking, polish = _smo_run.check_options(
         tol, max_iter, cache_size, 2 * m, options)
     z0 = np.zeros(2 * m)
     if warm_start is not None:
-        z0[:m] = _smo.warm_vector(warm_start, "alpha", m, C1)
-        z0[m:] = _smo.warm_vector(warm_start, "beta", m, C2)
-    source = _smo.make_source(prob, cache_size)
+        z0[:m] = _smo_run.warm_vector(warm_start, "alpha", m, C1)
+        z0[m:] = _smo_run.warm_vector(warm_start, "beta", m, C2)
+    source = _K.row_source(prob, cache_size)
     pt = np.concatenate([np.arange(m), np.arange(m)])
     s = np.concatenate([y, -y])
     p = np.concatenate([-np.ones(m), np.full(m, 1.0 + eps)])
     u = np.concatenate([np.full(m, C1), np.full(m, C2)])
     has_eq = bool(prob.fit_intercept)
-    z, G, b, it, hit_max, viol, stats, tol = _smo.run(source, pt, s, p, u, z0, has_eq, tol,
+    z, G, b, it, hit_max, viol, stats, tol = _smo_run.run(source, pt, s, p, u, z0, has_eq, tol,
                                                      max_iter, shrinking, refine=refine,
                                                      polish=polish)
     alpha, beta = z[:m].copy(), z[m:].copy()
@@ -86,7 +88,10 @@ def solve(prob, method=None, tol=None, max_iter=None, random_state=None, warm_st
         variables["w"] = np.asarray(prob.X.T @ coef).ravel()
     status = "max_iter" if hit_max else "optimal"
     if hit_max:
-        _smo.warn_max_iter(type(prob).__name__, viol, tol, max_iter)
+        _smo_run.warn_max_iter(type(prob).__name__, viol, tol, max_iter, prob)
+    info = _smo_run.info_dict(source, stats, viol, tol, shrinking)
+    info["dual_objective"] = float(np.sum(alpha) - (1.0 + eps) * np.sum(beta)
+                                   - 0.5 * float(coef @ Kc))
     return Solution(objective=obj, coef=coef, intercept=b, variables=variables, status=status,
                     solver="fast:smo", form="fast", time=time.perf_counter() - t0, n_iter=it,
-                    info=_smo.info_dict(source, stats, viol, tol, shrinking))
+                    info=info)

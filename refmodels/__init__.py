@@ -1,7 +1,8 @@
 """refmodels: the ground truth for margin-distribution classifiers and discriminative ridge
 regression, stated in CVXPY in SPEC's canonical scaling, with KKT certificates.
 
-Families are imported on first use (``rm.ODM`` imports :mod:`refmodels.odm`).
+Families are imported on first use (``rm.ODM`` imports :mod:`refmodels.odm`); the families
+are listed once, in :mod:`refmodels.registry`.
 """
 from importlib import import_module
 
@@ -11,21 +12,23 @@ from .solution import Solution, SolverError
 
 __version__ = "0.1.0"
 
-_FAMILIES = {
-    "SVM": "svm",
-    "ODML": "odml", "LDM": "odml",
-    "ODM": "odm",
-    "McODM": "mcodm", "RelaxedMcODM": "mcodm",
-    "SVMm": "svmm", "EpsSVM": "svmm",
-    "MKLm": "mklm", "EpsMKL": "mklm",
-    "DRR": "drr", "DRM": "drr",
-}
-_SUBMODULES = {"regularizers", "certify", "base", "cli", "datasets", "kernels"}
+from .registry import FAMILIES as _REGISTRY
 
-__all__ = ["kernels", "Certificate", "Solution", "SolverError", *_FAMILIES]
+_FAMILIES = {name: fam.module for name, fam in _REGISTRY.items()}
+_SUBMODULES = {"regularizers", "certify", "base", "cli", "datasets", "kernels", "registry",
+               "adapters", "formats", "derive"}
+
+__all__ = ["kernels", "Certificate", "Solution", "SolverError", "derive", "from_sklearn",
+           *_FAMILIES]
 
 
 def __getattr__(name):
+    """Families and submodules on first use. ``rm.derive`` is the walk-through module, which
+    is callable (``rm.derive("ODM")``); ``rm.from_sklearn`` the adapter function."""
+    if name == "from_sklearn":
+        from .adapters import from_sklearn
+
+        return from_sklearn
     if name in _FAMILIES:
         return getattr(import_module(f".{_FAMILIES[name]}", __name__), name)
     if name in _SUBMODULES:

@@ -11,9 +11,19 @@ import numpy as np
 import scipy.sparse as sp
 
 
+def _refuse_complex(a, name):
+    """Complex input is refused (NumPy would silently keep the real part)."""
+    if np.iscomplexobj(a) or (isinstance(a, (list, tuple)) and any(
+            isinstance(v, complex) or np.iscomplexobj(v) for v in np.ravel(np.asarray(a, object)))):
+        raise ValueError(f"{name} must be real; got complex values (their imaginary part "
+                         "would be discarded)")
+
+
 def check_X(X, name="X", allow_sparse=False):
-    """Return X as a 2-D float array (or CSR matrix); reject empty, non-finite, wrong rank."""
+    """Return X as a 2-D float array (or CSR matrix); reject empty, non-finite, complex,
+    wrong rank."""
     if sp.issparse(X):
+        _refuse_complex(X.data, name)
         if not allow_sparse:
             X = X.toarray()
         else:
@@ -23,6 +33,7 @@ def check_X(X, name="X", allow_sparse=False):
             if not np.all(np.isfinite(X.data)):
                 raise ValueError(f"{name} must contain only finite values (no NaN or inf)")
             return X
+    _refuse_complex(X, name)
     try:
         X = np.asarray(X, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -105,6 +116,9 @@ def positive_int(value, name):
 
 
 def check_vector(v, n, name):
+    if isinstance(v, dict):
+        raise ValueError(f"{name} must be a numeric array of shape ({n},); got a dict")
+    _refuse_complex(v, name)
     try:
         v = np.asarray(v, dtype=np.float64)
     except (TypeError, ValueError) as exc:

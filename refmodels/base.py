@@ -7,6 +7,7 @@ first use and cached.
 """
 from __future__ import annotations
 
+import abc
 import time
 import warnings
 
@@ -23,6 +24,9 @@ from .solution import Solution, SolverError
 #: (``reference="auto"``); larger ones skip the objective gap unless asked.
 AUTO_REFERENCE_MAX_M = 2000
 
+#: ``gram_times`` builds (and caches) the Gram up to this many samples
+GRAM_TIMES_MAX_M = 3000
+
 #: default tolerances handed to the reference solvers (tighter than CVXPY's defaults).
 SOLVER_DEFAULTS = {
     "CLARABEL": {},  # Clarabel's defaults are 1e-8 on gap and feasibility
@@ -36,17 +40,62 @@ SOLVER_DEFAULTS = {
 TIE_THRESHOLDS = (0.0, 1e-10, 1e-8, 1e-6, 1e-4, 1e-3)
 
 
+#: the one CVXPY tolerance ladder (every family): Clarabel's tolerances tried in turn by
+#: ``run_cvxpy(..., ladder=True)`` when the caller set none: tight, medium, then Clarabel's
+#: own defaults passed explicitly (CVXPY keeps the settings of the previous call in its
+#: cached solver object). A prox-gradient residual (DRR) or a weakly active multiplier
+#: (mcODM) needs more than the default 1e-8.
+CLARABEL_TIGHT = {"tol_gap_abs": 1e-12, "tol_gap_rel": 1e-12, "tol_feas": 1e-12,
+                  "tol_ktratio": 1e-10}
+CLARABEL_MEDIUM = {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10,
+                   "tol_ktratio": 1e-8}
+CLARABEL_DEFAULT = {"tol_gap_abs": 1e-8, "tol_gap_rel": 1e-8, "tol_feas": 1e-8,
+                    "tol_ktratio": 1e-6}
+CLARABEL_LADDER = (CLARABEL_TIGHT, CLARABEL_MEDIUM, CLARABEL_DEFAULT)
+
 _INSTALLED_SOLVERS = []
 
 
-def run_cvxpy(problem, solver, verbose=False, **options):
-    """Solve a CVXPY problem; raise :class:`SolverError` unless it reports ``optimal``."""
+def installed_solvers():
+    """CVXPY's installed solvers (cached: ``cp.installed_solvers()`` costs ~30 ms a call)."""
+    if not _INSTALLED_SOLVERS:
+        import cvxpy as cp
+
+        _INSTALLED_SOLVERS.extend(cp.installed_solvers())
+    return _INSTALLED_SOLVERS
+
+
+def _data_span(prob):
+    X = getattr(prob, "X", None)
+    if X is None:
+        return None
+    data = X.data if sp.issparse(X) else np.asarray(X)
+    return float(np.max(np.abs(data))) if data.size else None
+
+
+def run_cvxpy(problem, solver, verbose=False, ladder=False, **options):
+    """Solve a CVXPY problem; raise :class:`SolverError` unless it reports ``optimal``.
+
+    ``ladder=True`` (Clarabel, no ``tol*`` option given): the levels of
+    :data:`CLARABEL_LADDER` in turn, the first one reported optimal wins.
+    """
     import cvxpy as cp
 
+    if ladder and str(solver).upper() == "CLARABEL" and not any(k.startswith("tol")
+                                                                 for k in options):
+        t0 = time.perf_counter()
+        for i, level in enumerate(CLARABEL_LADDER):
+            try:
+                with warnings.catch_warnings():
+                    warnings.filterwarnings("ignore", message=".*Solution may be inaccurate.*")
+                    run_cvxpy(problem, solver, verbose, **level, **options)
+                return time.perf_counter() - t0
+            except SolverError:
+                if i == len(CLARABEL_LADDER) - 1:
+                    raise
+
     solver = (solver or "CLARABEL").upper()
-    if not _INSTALLED_SOLVERS:                 # cp.installed_solvers() costs ~30 ms a call
-        _INSTALLED_SOLVERS.extend(cp.installed_solvers())
-    if solver not in _INSTALLED_SOLVERS:
+    if solver not in installed_solvers():
         raise ValueError(f"solver must be one of the installed CVXPY solvers "
                          f"{_INSTALLED_SOLVERS}; got {solver!r}")
     opts = dict(SOLVER_DEFAULTS.get(solver, {}))
@@ -111,8 +160,38 @@ def derive_box_duals(blocks, target, t, eq_row=False):
     return mults
 
 
-class Problem:
-    """Base class of every formulation: data, kernel, lazy Gram / feature map."""
+class _FixedPoint:
+    """A Solution whose primal point is already computed (passed through ``_certify``)."""
+
+    def __init__(self, sol, point):
+        self._sol, self.point = sol, point
+
+    def __getattr__(self, name):
+        return getattr(self._sol, name)
+
+
+class Problem(abc.ABC):
+    """Base class of every formulation: data, kernel, lazy Gram / feature map.
+
+    The family contract, in code: a family writes :meth:`solution_from`,
+    :meth:`primal_value` and :meth:`dual_value` (abstract here), and either inherits the
+    certified :meth:`solve` (writing ``_solve_primal`` / ``_solve_dual``) and the one
+    :meth:`certify` (writing ``primal_point``, ``kkt_residuals(point, dual, sol)`` and
+    ``dual_candidates(point, sol)``), or overrides them (DRR: one problem per test point;
+    McODM: the non-convex outer loop). It registers in :mod:`refmodels.registry`.
+    """
+
+    @abc.abstractmethod
+    def solution_from(self, *args, **kwargs):
+        """A :class:`Solution` from a user's own arrays, ready for :meth:`certify`."""
+
+    @abc.abstractmethod
+    def primal_value(self, *point):
+        """SPEC's canonical primal objective at a primal point."""
+
+    @abc.abstractmethod
+    def dual_value(self, dual):
+        """The dual objective in maximisation form, ``D_max``, at a dual point."""
 
     family = "problem"
     has_intercept = False
@@ -163,6 +242,23 @@ class Problem:
             raise ValueError(f"X_new must have {self.X.shape[1]} features (as X); got {K.shape[1]}")
         return self.kernel.cross(self.X, K)
 
+    def gram_times(self, v):
+        """``G v`` without the feature map: ``X (X^T v)`` for the linear kernel; the Gram
+        (built on first use) up to ``GRAM_TIMES_MAX_M`` samples; kernel blocks over the
+        non-zeros of ``v`` beyond (O(m nnz(v)) kernel evaluations, O(m) memory per block)."""
+        v = np.asarray(v, dtype=float)
+        if self.kernel.is_linear:
+            return np.asarray(self.X @ np.asarray(self.X.T @ v).ravel()).ravel()
+        if (self.gram_if_built is not None or self.kernel.is_precomputed
+                or self.m <= GRAM_TIMES_MAX_M):
+            return self.gram @ v
+        nz = np.flatnonzero(v)
+        out = np.zeros(self.m)
+        for start in range(0, nz.size, 1024):
+            idx = nz[start:start + 1024]
+            out += self.kernel.cross(self.X, self.X[idx]) @ v[idx]
+        return out
+
     # ---- solving --------------------------------------------------------------
     def solve(self, form="dual", solver="CLARABEL", verbose=False, **solver_options):
         """Solve the reference CVXPY problem of SPEC; ``form`` is ``"primal"`` or ``"dual"``.
@@ -175,8 +271,62 @@ class Problem:
             raise ValueError(f"form must be 'primal' or 'dual'; got {form!r}")
         if not isinstance(solver, str):
             raise ValueError(f"solver must be the name of a CVXPY solver; got {solver!r}")
-        build = self._solve_primal if form == "primal" else self._solve_dual
-        return build(solver.upper(), verbose, solver_options)
+        return self._certified_solve(form, solver.upper(), verbose, solver_options)
+
+    def _certified_solve(self, form, solver, verbose, options, build=None, other=None):
+        """The reference never says ``optimal`` for a point that fails its own certificate.
+
+        CVXPY's point (refined on its active set by the family) is certified with
+        ``certify(reference=False)``. If it fails, the ladder goes on: Clarabel with tight
+        tolerances, the other form (primal / dual), then OSQP; the first point that
+        certifies is returned (``info["attempts"]`` records the ladder). If none does,
+        :class:`SolverError` is raised with the best residuals reached.
+        """
+        if other is None:
+            other = "primal" if form == "dual" else "dual"
+        if build is None:
+            def build(f, s, verbose, opts):
+                return (self._solve_primal if f == "primal" else self._solve_dual)(
+                    s, verbose, opts)
+        ladder = [(form, solver, options), (form, "CLARABEL", CLARABEL_TIGHT),
+                  (other, "CLARABEL", CLARABEL_TIGHT), (form, "OSQP", {})]
+        attempts, best = [], None
+        for f, s, opts in ladder:
+            if (f, s, opts) in [(a[0], a[1], a[2]) for a in attempts]:
+                continue
+            if s != solver and s not in installed_solvers():
+                continue
+            try:
+                with warnings.catch_warnings():
+                    warnings.filterwarnings("ignore", message=".*Solution may be inaccurate.*")
+                    sol = build(f, s, verbose, dict(opts))
+            except SolverError as exc:
+                attempts.append((f, s, opts, f"solver error: {exc}"))
+                continue
+            except np.linalg.LinAlgError as exc:
+                attempts.append((f, s, opts, f"linear algebra error: {exc}"))
+                continue
+            if sol.status != "optimal":
+                return sol                    # e.g. max_iter asked for: it says so itself
+            try:
+                cert = self.certify(sol, reference=False)
+            except (np.linalg.LinAlgError, ValueError) as exc:
+                attempts.append((f, s, opts, f"certificate not computable: {exc}"))
+                continue
+            name, worst = cert.worst
+            attempts.append((f, s, opts, f"{name} {worst:.2e}"))
+            if cert.ok:
+                sol.info["attempts"] = [f"{a[1]} {a[0]}: {a[3]}" for a in attempts]
+                return sol
+            if best is None or abs(worst) < abs(best[1]):
+                best = (name, worst)
+        log = "; ".join(f"{a[1]} {a[0]}: {a[3]}" for a in attempts)
+        hint = ""
+        span = _data_span(self)
+        if span is not None and (span > 1e3 or span < 1e-3):
+            hint = f" The data span {span:.0e}: scale the features."
+        raise SolverError(f"no reference point for {type(self).__name__} certifies at "
+                          f"tol={DEFAULT_TOL:g} (tried {log}).{hint}")
 
     def reference_solution(self):
         """The reference optimum (dual form, Clarabel), cached for objective gaps."""
@@ -199,14 +349,112 @@ class Problem:
         """Families with array objectives check a given reference's shape here."""
 
     def _add_objective_gap(self, cert, P, reference):
-        """Add the objective gap ``P - P*`` to ``cert`` (or a note saying why it is absent)."""
-        ref = self._reference_for(reference)
+        """Add the objective gap ``P - P*`` to ``cert`` (or a note saying why it is absent).
+
+        When the reference optimum cannot be computed (the reference refuses: no CVXPY point
+        certifies, or the data make a factorisation fail), the gap is reported as
+        unavailable with the reason; the certificate is then judged on its KKT residuals
+        and duality gap alone, which bound the objective gap.
+        """
+        try:
+            ref = self._reference_for(reference)
+        except (SolverError, np.linalg.LinAlgError) as exc:
+            cert.values["reference_objective"] = None
+            cert.notes.append(f"reference optimum unavailable ({type(exc).__name__}: {exc}); "
+                              "objective gap not computed, the duality gap bounds it")
+            return
         if ref is not None:
             cert.values["reference_objective"] = ref.objective
             cert.add("objective gap", P - ref.objective, 1.0 + abs(ref.objective))
         else:
             cert.notes.append("objective gap not computed (reference=False or m above "
                               f"{AUTO_REFERENCE_MAX_M}); the duality gap bounds it")
+
+    # ---- the one certificate (every family) ---------------------------------------
+    #: what the note says when the dual point is derived rather than given
+    derived_dual_note = "derived from the margins (ties by bounded least squares)"
+
+    def primal_point(self, sol):
+        """The primal point of ``sol`` as a tuple: ``(w, b)``, ``(mu, coef, b)``, ``(W,)``.
+
+        The family's ``primal_value(*point)``, ``kkt_residuals(point, dual, sol)`` and
+        ``dual_candidates(point, sol)`` take it.
+        """
+        raise NotImplementedError
+
+    def _check_solution(self, sol):
+        """Refuse what is not a Solution (families add their shapes)."""
+        if isinstance(sol, _FixedPoint):
+            sol = sol._sol
+        if not isinstance(sol, Solution):
+            raise ValueError(f"sol must be a refmodels.Solution (from solve(), fast.solve() or "
+                             f"solution_from()); got {type(sol).__name__}")
+
+    def _certificate_extras(self, cert, sol, point):
+        """Family residuals or values beyond the common core (default: none)."""
+
+    def _dual_value(self, dual):
+        exact = getattr(self, "dual_value_exact", None)
+        return exact(dual) if exact is not None else self.dual_value(dual)
+
+    def certify(self, sol, tol=DEFAULT_TOL, reference="auto"):
+        """KKT certificate of ``sol`` in SPEC's canonical scaling (see :mod:`refmodels.certify`).
+
+        The primal point is :meth:`primal_point` (for a binary problem ``w`` in feature
+        space, from ``sol.variables["w"]`` or ``F^T coef``, and ``b``). The dual point is the
+        solution's own dual variables when it carries them. Otherwise it is *derived*
+        (:meth:`dual_candidates`): every constraint that is strictly slack gets multiplier
+        0, every violated one its upper bound, and the multipliers of constraints that hold
+        with equality, up to a tie threshold t, are chosen in their box by bounded least
+        squares on the stationarity residual. Several thresholds t are tried
+        (``TIE_THRESHOLDS``) and the dual point with the smallest worst scaled residual is
+        reported, so a point gets the best certificate its margins allow. ``reference``:
+        ``"auto"`` computes the reference optimum ``P*`` when ``m <= AUTO_REFERENCE_MAX_M``;
+        ``True`` always; ``False`` never; or a :class:`Solution` to compare with. The
+        reference gap is reported as unavailable (never raised) when the reference refuses.
+        A factorisation that fails on numerically singular data raises
+        :class:`SolverError` (not numpy's LinAlgError).
+        """
+        try:
+            return self._certify(sol, tol, reference)
+        except np.linalg.LinAlgError as exc:
+            span = _data_span(self)
+            where = f"; the data span {span:.0e}: scale the features" if span else ""
+            raise SolverError(f"the certificate of {type(self).__name__} cannot be computed: a "
+                              f"factorisation failed ({exc}){where}") from exc
+
+    def _certify(self, sol, tol, reference):
+        cert = Certificate(self.family, tol)
+        self._check_solution(sol)
+        point = sol.point if isinstance(sol, _FixedPoint) else self.primal_point(sol)
+        P = self.primal_value(*point)
+        self._certificate_extras(cert, sol, point)
+        if all(sol.variables.get(k) is not None for k in self.dual_names):
+            dual = {k: np.asarray(sol.variables[k], float) for k in self.dual_names}
+            res = self.kkt_residuals(point, dual, sol)
+            cert.notes.append("dual point: the solution's own dual variables")
+        else:
+            best = None
+            for cand in self.dual_candidates(point, sol):
+                r = self.kkt_residuals(point, cand, sol)
+                r["duality gap"] = (P - self._dual_value(cand), 1.0 + abs(P))
+                worst = max(abs(a) / max(s, 1.0) for a, s in r.values())
+                if best is None or worst < best[0]:
+                    best = (worst, cand, r)
+            if best is None:
+                raise ValueError(f"{type(self).__name__} cannot derive a dual point from this "
+                                 "point; give the dual variables")
+            _, dual, res = best
+            cert.notes.append(f"dual point: {self.derived_dual_note}")
+        D = self._dual_value(dual)
+        res["duality gap"] = (P - D, 1.0 + abs(P))
+        for k, (a, s) in res.items():
+            cert.add(k, a, s)
+        cert.values["objective"] = P
+        cert.values["dual_objective"] = D
+        self._add_objective_gap(cert, P, reference)
+        cert.dual = dual
+        return cert
 
     # ---- predictions ----------------------------------------------------------
     def decision_function(self, sol, X_new):
@@ -231,18 +479,64 @@ class BinaryProblem(Problem):
     """A binary margin problem over ``w`` (feature space) and optionally ``b``.
 
     Subclasses state the formulation: ``_solve_primal``, ``_solve_dual``,
-    ``primal_value(w, b)``, ``dual_value(dual)``, ``coef_from_dual(dual)``,
-    ``kkt_residuals(w, b, dual, sol)`` and ``dual_candidates(w, b)``.
+    ``objective_from_margins(gamma, ||w||^2)`` (and ``primal_value(w, b)`` from it),
+    ``dual_value(dual)``, ``coef_from_dual(dual)``, ``kkt_residuals((w, b), dual, sol)`` and
+    ``dual_candidates((w, b), sol)``.
     """
 
     def __init__(self, X, y, kernel=None):
         super().__init__(X, kernel)
         self.y, self.classes_ = binary_labels(y, self.m, "y")
 
+    @abc.abstractmethod
+    def _solve_primal(self, solver, verbose, opts):
+        """The CVXPY primal of SPEC; returns a :class:`Solution` (refined by the family)."""
+
+    @abc.abstractmethod
+    def _solve_dual(self, solver, verbose, opts):
+        """The CVXPY dual of SPEC, mapped to the primal point by SPEC's maps."""
+
+    @abc.abstractmethod
+    def coef_from_dual(self, dual):
+        """SPEC's map from a dual point to ``(coef, intercept or None)``."""
+
+    @abc.abstractmethod
+    def kkt_residuals(self, point, dual, sol=None):
+        """``{name: (absolute, scale)}``: feasibility, complementarity, stationarity."""
+
     # ---- points ---------------------------------------------------------------
     def margins(self, w, b=0.0):
-        """``gamma_i = y_i (w^T phi(x_i) + b)`` for ``w`` in feature-space coordinates."""
+        """``gamma_i = y_i (w^T phi(x_i) + b)`` for ``w`` in feature-space coordinates.
+
+        Inside :meth:`certify`, for a point given by ``coef`` on a non-linear kernel, the
+        margins are ``y (G coef + b)`` (kernel products, exact) rather than through the
+        empirical map, which drops eigenvalues below 1e-12 of the largest: on a Gram with
+        entries of 1e10 that truncation alone moves the margins by O(1)."""
+        ex = getattr(self, "_exact_point", None)
+        if ex is not None and ex[0] is w:
+            return self.y * (ex[1] + b)
         return self.y * (np.asarray(self.F @ w).ravel() + b)
+
+    def _norm2(self, w):
+        """``||w||^2``: ``coef^T G coef`` for the point being certified (see :meth:`margins`)."""
+        ex = getattr(self, "_exact_point", None)
+        if ex is not None and ex[0] is w:
+            return ex[2]
+        return float(w @ w)
+
+    def objective_at(self, coef, b=0.0):
+        """The canonical primal objective at ``f = sum_i coef_i k(x_i, .) + b``, evaluated
+        through kernel products (``G coef``; no feature map), with the margins.
+
+        Returns ``(P, gamma, G coef)``. The families state the objective once, in
+        ``objective_from_margins(gamma, ||w||^2)``; :meth:`primal_value` is the same
+        function in feature-space coordinates.
+        """
+        coef = np.asarray(coef, dtype=float)
+        Gc = self.gram_times(coef)
+        gamma = self.y * (Gc + (b if self.has_intercept else 0.0))
+        wnorm2 = max(float(coef @ Gc), 0.0)
+        return self.objective_from_margins(gamma, wnorm2), gamma, Gc
 
     def w_from_coef(self, coef):
         """``w = F^T coef`` (feature-space coordinates of ``sum_i coef_i phi(x_i)``)."""
@@ -253,9 +547,62 @@ class BinaryProblem(Problem):
         r = self.F.shape[1]
         if w is None or np.shape(w) != (r,):
             if sol.coef is None:
-                raise ValueError("the solution carries neither coef nor w of the right shape")
+                raise ValueError("sol must carry coef of shape (m,) = "
+                                 f"({self.m},) or w of shape ({r},); it carries neither")
             w = self.w_from_coef(sol.coef)
-        return np.asarray(w, float), float(sol.intercept) if self.has_intercept else 0.0
+        b = float(sol.intercept) if self.has_intercept else 0.0
+        return np.asarray(w, float), b
+
+    def _certify(self, sol, tol, reference):
+        """The one certificate, with the kernel-product margins of :meth:`margins` for a
+        point given by ``coef`` on a non-linear kernel."""
+        if (not hasattr(self, "objective_from_margins") or self.kernel.is_linear
+                or not isinstance(sol, Solution) or sol.coef is None):
+            return super()._certify(sol, tol, reference)
+        self._check_solution(sol)
+        coef = np.asarray(sol.coef, dtype=float)
+        w, b = self._primal_point(sol)
+        Gc = self.gram_times(coef)
+        self._exact_point = (w, Gc, max(float(coef @ Gc), 0.0))
+        sol_point = _FixedPoint(sol, (w, b))
+        try:
+            return super()._certify(sol_point, tol, reference)
+        finally:
+            self._exact_point = None
+
+    def dual_value_exact(self, dual):
+        """``D_max`` through kernel products when the family states it so
+        (``dual_value_from_gram``; SVM, ODM, SVMm), else :meth:`dual_value`."""
+        if not hasattr(self, "dual_value_from_gram") or self.kernel.is_linear:
+            return self.dual_value(dual)
+        nu = np.asarray(self.coef_from_dual(dual)[0], dtype=float)
+        return self.dual_value_from_gram(dual, self.gram_times(nu))
+
+    def _check_solution(self, sol):
+        """Refuse what is not a Solution of this problem (shapes, finiteness), naming it."""
+        super()._check_solution(sol)
+        if sol.coef is not None:
+            check_vector(sol.coef, self.m, "sol.coef")
+        w = sol.variables.get("w")
+        if w is not None:
+            w = np.asarray(w, dtype=float)
+            r = self.X.shape[1] if self.kernel.is_linear else None
+            if r is not None and w.shape != (r,):
+                raise ValueError(f"sol.variables['w'] must have shape ({r},) (one weight per "
+                                 f"feature); got {w.shape}")
+            if not np.all(np.isfinite(w)):
+                raise ValueError("sol.variables['w'] must contain only finite values")
+        if sol.coef is None and w is None:
+            raise ValueError(f"sol must carry coef of shape ({self.m},) or w")
+        try:
+            b = float(sol.intercept)
+        except (TypeError, ValueError):
+            raise ValueError(f"sol.intercept must be a number; got {sol.intercept!r}") from None
+        if not np.isfinite(b):
+            raise ValueError("sol.intercept must be finite")
+        for k in self.dual_names:
+            if k in sol.variables and sol.variables[k] is not None:
+                check_vector(sol.variables[k], self._dual_size(k), f"sol.variables[{k!r}]")
 
     def solution_from(self, w=None, coef=None, intercept=None, dual=None, **primal):
         """A :class:`Solution` from a user's own arrays, ready for :meth:`certify`.
@@ -318,51 +665,19 @@ class BinaryProblem(Problem):
         """Dual points consistent with ``(w, b)`` by complementarity; the best one is used."""
         return []
 
-    def certify(self, sol, tol=DEFAULT_TOL, reference="auto"):
-        """KKT certificate of ``sol`` in SPEC's canonical scaling (see :mod:`refmodels.certify`).
+    def primal_point(self, sol):
+        """The primal point of ``sol`` as the tuple the family's residuals take: ``(w, b)``."""
+        return self._primal_point(sol)
 
-        The primal point is ``w`` (feature space; from ``sol.variables["w"]`` or
-        ``F^T coef``) and ``b``. The dual point is the solution's own dual variables when it
-        carries them. Otherwise it is *derived from the margins*: every constraint that
-        is strictly slack gets multiplier 0, every violated one (positive slack variable) its
-        upper bound, and the multipliers of constraints that hold with equality, up to a
-        tie threshold t, are chosen in their box by bounded least squares on the stationarity
-        residual. Several thresholds t are tried (``TIE_THRESHOLDS``) and the dual point with
-        the smallest worst scaled residual is reported, so a point gets the best certificate
-        its margins allow. ``reference``: ``"auto"`` computes the reference optimum ``P*``
-        when ``m <= AUTO_REFERENCE_MAX_M``; ``True`` always; ``False`` never; or a
-        :class:`Solution` to compare with.
-        """
-        cert = Certificate(self.family, tol)
-        w, b = self._primal_point(sol)
-        P = self.primal_value(w, b)
-        if all(k in sol.variables for k in self.dual_names):
-            dual = {k: np.asarray(sol.variables[k], float) for k in self.dual_names}
-            res = self.kkt_residuals(w, b, dual, sol)
-            cert.notes.append("dual point: the solution's own dual variables")
-        else:
-            best = None
-            for cand in self.dual_candidates(w, b):
-                r = self.kkt_residuals(w, b, cand, sol)
-                D = self.dual_value(cand)
-                r["duality gap"] = (P - D, 1.0 + abs(P))
-                worst = max(abs(a) / max(s, 1.0) for a, s in r.values())
-                if best is None or worst < best[0]:
-                    best = (worst, cand, r)
-            if best is None:
-                raise ValueError(f"{type(self).__name__} cannot derive a dual point from w; "
-                                 "give the dual variables")
-            _, dual, res = best
-            cert.notes.append("dual point: derived from the margins (ties by bounded least squares)")
-        D = self.dual_value(dual)
-        res["duality gap"] = (P - D, 1.0 + abs(P))
-        for k, (a, s) in res.items():
-            cert.add(k, a, s)
-        cert.values["objective"] = P
-        cert.values["dual_objective"] = D
-        self._add_objective_gap(cert, P, reference)
-        cert.dual = dual
-        return cert
+    def _certificate_extras(self, cert, sol, point):
+        """Predictions use ``coef``, the residuals ``w``: when both are given they must be
+        one point (residual ``w = F^T coef``)."""
+        w, _ = point
+        if sol.coef is not None and "w" in sol.variables and sol.variables["w"] is not None \
+                and np.shape(sol.variables["w"]) == np.shape(w):
+            wc = self.w_from_coef(sol.coef)
+            cert.add("w = F^T coef", float(np.linalg.norm(w - wc)),
+                     1.0 + float(np.linalg.norm(w)))
 
     # ---- helpers for families ---------------------------------------------------
     def _solution(self, *, w, b, coef, variables, solver, form, elapsed, extra=None):

@@ -35,6 +35,9 @@ class Certificate:
 
     def __init__(self, family, tol=DEFAULT_TOL, notes=None):
         self.family = family
+        if isinstance(tol, bool) or not isinstance(tol, (int, float, np.integer, np.floating)) \
+                or not np.isfinite(tol) or tol <= 0:
+            raise ValueError(f"tol must be a finite number > 0; got {tol!r}")
         self.tol = float(tol)
         self.residuals = {}          # name -> (absolute, scaled)
         self.values = {}             # objective, dual_objective, reference_objective, ...
@@ -75,12 +78,68 @@ class Certificate:
     def __bool__(self):
         return self.ok
 
+    @property
+    def holds_at(self):
+        """The smallest ``tol`` at which this certificate would hold (its largest scaled
+        residual in absolute value); ``inf`` if a residual is not finite."""
+        if not self.residuals:
+            return math.inf
+        vals = [abs(s) for _, s in self.residuals.values()]
+        return max(vals) if all(np.isfinite(vals)) else math.inf
+
+    def explain(self):
+        """``{residual: likely cause}`` for every failing residual (heuristics, in words).
+
+        The causes a user meets most: a solver stopped at its own looser tolerance (small
+        gaps with feasible duals), a box scaled by ``m`` (seed 002 writes ``lambda/m`` for
+        ``C``), coefficients and weights that are not one point, an intercept convention
+        (LIBLINEAR regularises it), a reference optimum above the point.
+        """
+        out = {}
+        failing = set(self.failing)
+        res = {k: abs(s) for k, (_, s) in self.residuals.items()}
+        feasible = res.get("dual feasibility", 0.0) <= self.tol and \
+            res.get("primal feasibility", 0.0) <= self.tol
+        for name in self.failing:
+            v = res[name]
+            if name == "dual feasibility":
+                out[name] = ("a dual variable lies outside its box or off the equality: check "
+                             "the box's scaling (C here is SPEC's: LIBSVM's C; seed 002 writes "
+                             "lambda/m, so a box m times too large or too small is a C scaled "
+                             "by m) and the sign convention of the multipliers")
+            elif name == "primal feasibility":
+                out[name] = ("the given slack variables violate a constraint (or the margins do): "
+                             "omit the slacks to use the smallest feasible ones")
+            elif name == "w = F^T coef":
+                out[name] = ("coef (used for predictions) and w (used for the residuals) are not "
+                             "the same point: a sign, a missing y_i factor or a scaling of coef")
+            elif name == "objective gap" and self.residuals[name][1] < 0:
+                out[name] = ("the point is below the reference optimum: it is infeasible, or the "
+                             "reference is inaccurate (compare with reference=False)")
+            elif name in ("duality gap", "complementarity", "objective gap") and feasible \
+                    and v <= 1e-2:
+                out[name] = (f"stopped early: the point is feasible and close ({v:.1e}); the "
+                             "solver's own tolerance was looser than the certificate's. Solve "
+                             f"to a tighter tolerance, or certify with tol >= {self.holds_at:.1g}")
+            elif name.startswith("stationarity") and feasible and not (
+                    failing & {"duality gap", "complementarity"}):
+                out[name] = ("the coefficients are not the map of the dual variables given "
+                             "(e.g. coef = y * alpha for the SVM); an intercept convention "
+                             "(LIBLINEAR regularises its intercept) also shows here")
+            else:
+                out[name] = ("far from optimal: a different problem (hyperparameters, kernel, "
+                             "scaling of C or of the data, intercept on/off) or a solver that "
+                             "did not converge")
+        return out
+
     def to_dict(self):
         return {
             "family": self.family,
             "ok": self.ok,
             "tol": self.tol,
             "failing": self.failing,
+            "holds_at": self.holds_at,
+            "likely_causes": self.explain(),
             "residuals": {k: {"absolute": a, "scaled": s} for k, (a, s) in self.residuals.items()},
             "values": {k: (v.tolist() if isinstance(v, np.ndarray) else v)
                        for k, v in self.values.items()},
@@ -91,19 +150,33 @@ class Certificate:
         return json.dumps(self.to_dict(), **kw)
 
     def __str__(self):
-        lines = [f"KKT certificate for {self.family}: "
-                 f"{'HOLDS' if self.ok else 'FAILS'} (tol={self.tol:g} on scaled residuals)"]
+        return self.summary(verbose=False)
+
+    def summary(self, verbose=False):
+        """The certificate as text: verdict, the smallest tol at which it holds, values
+        (arrays summarised unless ``verbose``), residuals, likely causes, notes."""
+        head = (f"KKT certificate for {self.family}: "
+                f"{'HOLDS' if self.ok else 'FAILS'} (tol={self.tol:g} on scaled residuals)")
+        if not self.ok and np.isfinite(self.holds_at):
+            head += f"; it would hold at tol >= {self.holds_at:.2g}"
+        lines = [head]
         for k, v in self.values.items():
             if v is None:
                 continue
             if np.ndim(v) == 0:
                 lines.append(f"  {k:<22s} {v: .12g}")
-            else:
+            elif verbose:
                 lines.append(f"  {k:<22s} {np.array2string(np.asarray(v), precision=8)}")
+            else:
+                a = np.asarray(v, dtype=float)
+                lines.append(f"  {k:<22s} array of {a.size}: min {a.min():.6g}, max "
+                             f"{a.max():.6g}, sum {a.sum():.10g}")
         lines.append(f"  {'residual':<22s} {'absolute':>12s} {'scaled':>12s}")
         for k, (a, s) in self.residuals.items():
             flag = "" if abs(s) <= self.tol else "   <-- FAILS"
             lines.append(f"  {k:<22s} {a:12.3e} {s:12.3e}{flag}")
+        for k, why in self.explain().items():
+            lines.append(f"  likely cause ({k}): {why}")
         for n in self.notes:
             lines.append(f"  note: {n}")
         return "\n".join(lines)

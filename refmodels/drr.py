@@ -34,7 +34,6 @@ predict :math:`\\arg\\min_c \\delta_c`.
 """
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve
@@ -48,16 +47,6 @@ from .solution import Solution, SolverError
 
 _DEFAULT_QRRHO = (2, 2, "half_square")
 
-#: Clarabel tolerances tried first by DRR's reference solves (when no solver options are
-#: given): a prox-gradient residual is first-order in the distance to the optimum, so the
-#: reference point must be more accurate than Clarabel's default 1e-8 gives. If Clarabel
-#: cannot reach them (status not optimal) the solve is repeated with its defaults.
-CLARABEL_TIGHT = {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10}
-#: Clarabel's own defaults, passed explicitly on the retry (CVXPY may keep the settings of
-#: the previous call in its cached solver object).
-CLARABEL_DEFAULT = {"tol_gap_abs": 1e-8, "tol_gap_rel": 1e-8, "tol_feas": 1e-8}
-
-
 def _run(problem, solver, verbose, opts):
     """One reference solve of a test point. The parametrised problem is re-solved for every
     test point; ``warm_start=False`` makes CVXPY start the solver afresh each time (re-using
@@ -65,14 +54,9 @@ def _run(problem, solver, verbose, opts):
     fresh solve handles)."""
     opts = dict(opts)
     opts.setdefault("warm_start", False)
-    if solver == "CLARABEL" and set(opts) == {"warm_start"}:
-        try:
-            with warnings.catch_warnings():
-                warnings.filterwarnings("ignore", message=".*Solution may be inaccurate.*")
-                return run_cvxpy(problem, solver, verbose, **CLARABEL_TIGHT, **opts)
-        except SolverError:
-            return run_cvxpy(problem, solver, verbose, **CLARABEL_DEFAULT, **opts)
-    return run_cvxpy(problem, solver, verbose, **opts)
+    # a prox-gradient residual is first-order in the distance to the optimum: the
+    # reference point goes down the one tolerance ladder (refmodels.base.CLARABEL_LADDER)
+    return run_cvxpy(problem, solver, verbose, ladder=True, **opts)
 
 
 class DRR(Problem):

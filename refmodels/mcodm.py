@@ -48,7 +48,6 @@ class (only ``k >= 2`` classes).
 from __future__ import annotations
 
 import time
-import warnings
 
 import numpy as np
 import scipy.sparse as sp
@@ -56,7 +55,7 @@ import scipy.sparse as sp
 from ._validation import (check_vector, check_X, in_interval, multiclass_labels, positive,
                           positive_int)
 from .base import TIE_THRESHOLDS, Problem, run_cvxpy, warn_convergence
-from .certify import DEFAULT_TOL, Certificate, complementarity
+from .certify import DEFAULT_TOL, complementarity
 from .solution import Solution, SolverError
 
 
@@ -88,34 +87,12 @@ def _check_M(M, m):
     return M
 
 
-#: Clarabel tolerances of the relaxed-QP solves. With Clarabel's defaults (1e-8), a multiplier
-#: of a weakly active upper-margin constraint can be off by ~1e-5 (the gap is still 1e-9), and
-#: ``W`` with it; these give KKT residuals ~1e-9. If Clarabel cannot reach them, the solve is
-#: repeated with its defaults.
-CLARABEL_TIGHT = {"tol_gap_abs": 1e-12, "tol_gap_rel": 1e-12, "tol_feas": 1e-12,
-                  "tol_ktratio": 1e-10}
-CLARABEL_MEDIUM = {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10,
-                   "tol_ktratio": 1e-8}
-CLARABEL_DEFAULT = {"tol_gap_abs": 1e-8, "tol_gap_rel": 1e-8, "tol_feas": 1e-8,
-                    "tol_ktratio": 1e-6}
-
-
 def _run_tight(problem, solver, verbose, opts):
-    """``run_cvxpy`` with :data:`CLARABEL_TIGHT` (unless the caller set Clarabel tolerances),
-    falling back to the solver's defaults when the tight solve is not reported optimal."""
-    if solver.upper() == "CLARABEL" and not any(k.startswith("tol") for k in opts):
-        t0 = time.perf_counter()
-        for level in (CLARABEL_TIGHT, CLARABEL_MEDIUM):
-            try:
-                with warnings.catch_warnings():
-                    warnings.filterwarnings("ignore", message=".*Solution may be inaccurate.*")
-                    run_cvxpy(problem, solver, verbose, **level, **opts)
-                return time.perf_counter() - t0
-            except SolverError:
-                pass
-        # CVXPY keeps the Clarabel settings of the previous call: restore the defaults explicitly
-        return run_cvxpy(problem, solver, verbose, **CLARABEL_DEFAULT, **opts)
-    return run_cvxpy(problem, solver, verbose, **opts)
+    """``run_cvxpy`` down the one tolerance ladder (:data:`refmodels.base.CLARABEL_LADDER`):
+    with Clarabel's defaults (1e-8) a multiplier of a weakly active upper-margin constraint
+    can be off by ~1e-5 (the gap is still 1e-9), and ``W`` with it; the tight level gives KKT
+    residuals ~1e-9."""
+    return run_cvxpy(problem, solver, verbose, ladder=True, **opts)
 
 
 def _solve_psd(K, b):
@@ -248,7 +225,7 @@ class RelaxedMcODM(_MultiClassData):
     (m x k) and ``beta`` (m); ``coef`` is m x k with ``s_l(x) = sum_i coef[i,l] k(x_i, x)``;
     ``objective`` is eq. 20's objective at that point (smallest feasible slacks).
 
-    Accuracy: Clarabel is run with tolerances 1e-12 (:data:`CLARABEL_TIGHT`, falling back
+    Accuracy: Clarabel is run with tolerances 1e-12 (:data:`refmodels.base.CLARABEL_TIGHT`, falling back
     to 1e-10, then to its defaults) and the solver's point is then polished on its active
     set (:meth:`_polish`, kept only when it lowers the KKT residuals; ``info["polished"]``).
     With Clarabel's default 1e-8 a multiplier of a weakly active constraint can be off by
@@ -345,7 +322,7 @@ class RelaxedMcODM(_MultiClassData):
                         info={"M": self.M.copy(), "polished": polished})
 
     def _worst(self, W, dual):
-        r = self.kkt_residuals(W, dual)
+        r = self.kkt_residuals((W,), dual)
         r["duality gap"] = (self.primal_value(W) - self.dual_value(dual),
                             1.0 + abs(self.primal_value(W)))
         return max(abs(a) / max(s, 1.0) for a, s in r.values())
@@ -501,7 +478,7 @@ class RelaxedMcODM(_MultiClassData):
                 eps = np.asarray(sol.variables["eps"], float)
         return xi, eps
 
-    def kkt_residuals(self, W, dual, sol=None):
+    def kkt_residuals(self, point, dual, sol=None):
         """KKT residuals of eq. 20 / eq. 23 at ``(W, xi, eps)`` and ``(alpha, beta)``.
 
         The multipliers of eq. 20 are ``zeta_i^l = -alpha_i^l`` (lower constraints) and
@@ -512,6 +489,7 @@ class RelaxedMcODM(_MultiClassData):
         (``W = F^T coef(alpha, beta)``, eq. 22) and in the slacks
         (``2 c xi_i = alpha_i^{y_i}``, ``2 c mu eps_i = beta_i``, eq. 21).
         """
+        (W,) = point
         a = np.asarray(dual["alpha"], float)
         b = np.asarray(dual["beta"], float)
         I, L, rows = self._I, self._L, np.arange(self.m)
@@ -542,13 +520,14 @@ class RelaxedMcODM(_MultiClassData):
                                       + 2 * self.c * np.linalg.norm(np.concatenate([xi, self.mu * eps]))),
         }
 
-    def dual_candidates(self, W, sol=None):
+    def dual_candidates(self, point, sol=None):
         """Dual points consistent with ``W`` (and its slacks): the slacks fix
         ``alpha_i^{y_i} = 2 c xi_i`` and ``beta_i = 2 c mu eps_i`` (eq. 21); the split of
         ``alpha_i^{y_i} = sum_{l != y_i} zeta_i^l`` goes to the lower constraints that are
         active (up to a tie threshold ``t``), which is unique when one class attains
         ``max_{l != y_i} s_l(x_i)``; among tied classes it is chosen on the simplex by least
         squares on the stationarity residual in ``W`` (a small CVXPY QP)."""
+        (W,) = point
         xi, eps = self._slacks_of(W, sol)
         a_y = 2 * self.c * np.maximum(xi, 0.0)
         beta = 2 * self.c * self.mu * np.maximum(eps, 0.0)
@@ -615,46 +594,25 @@ class RelaxedMcODM(_MultiClassData):
                     alpha[i, off] *= a_y[i] / s
         return {"alpha": alpha, "beta": beta}
 
-    def certify(self, sol, tol=DEFAULT_TOL, reference="auto"):
-        """KKT certificate of ``sol`` for the relaxed QP at this ``M`` (SPEC's conventions,
-        see :mod:`refmodels.certify`), plus the residual ``stationarity (slacks)`` of eq. 21.
+    # ---- the certificate: base.Problem.certify with the point (W,) ----------------------
+    derived_dual_note = "derived from W by eq. 21 (ties split by least squares)"
 
-        The primal point is ``W`` (``sol.variables["W"]`` or ``F^T coef``) with the
-        solution's slacks ``xi``, ``eps`` if it carries them (else the smallest feasible
-        ones). The dual point is the solution's ``alpha``, ``beta`` when it carries both;
-        otherwise it is derived from ``W`` (see :meth:`dual_candidates`), trying the tie
-        thresholds ``TIE_THRESHOLDS`` and keeping the best. ``reference`` as in
-        :meth:`refmodels.base.BinaryProblem.certify`.
-        """
-        cert = Certificate(self.family, tol)
-        W = self._W_of(sol)
-        P = self.primal_value(W)
-        if all(k in sol.variables for k in self.dual_names):
-            dual = {k: np.asarray(sol.variables[k], float) for k in self.dual_names}
-            if dual["alpha"].shape != (self.m, self.k) or dual["beta"].shape != (self.m,):
-                raise ValueError(f"sol.variables alpha, beta must have shapes ({self.m}, {self.k}) "
-                                 f"and ({self.m},)")
-            res = self.kkt_residuals(W, dual, sol)
-            cert.notes.append("dual point: the solution's own dual variables")
-        else:
-            best = None
-            for cand in self.dual_candidates(W, sol):
-                r = self.kkt_residuals(W, cand, sol)
-                r["duality gap"] = (P - self.dual_value(cand), 1.0 + abs(P))
-                worst = max(abs(a) / max(s, 1.0) for a, s in r.values())
-                if best is None or worst < best[0]:
-                    best = (worst, cand, r)
-            _, dual, res = best
-            cert.notes.append("dual point: derived from W by eq. 21 (ties split by least squares)")
-        D = self.dual_value(dual)
-        res["duality gap"] = (P - D, 1.0 + abs(P))
-        for name, (a, s) in res.items():
-            cert.add(name, a, s)
-        cert.values["objective"] = P
-        cert.values["dual_objective"] = D
-        self._add_objective_gap(cert, P, reference)
-        cert.dual = dual
-        return cert
+    def primal_point(self, sol):
+        """``(W,)``: the solution's ``W`` or ``F^T coef``. The certificate
+        (:meth:`refmodels.base.Problem.certify`) is SPEC's for the relaxed QP at this ``M``
+        plus the residual ``stationarity (slacks)`` of eq. 21; the primal point carries the
+        solution's slacks ``xi``, ``eps`` if given (else the smallest feasible ones); the dual
+        point is the solution's ``alpha``, ``beta`` when it carries both, else derived from
+        ``W`` (:meth:`dual_candidates`), the best of the tie thresholds."""
+        return (self._W_of(sol),)
+
+    def _check_solution(self, sol):
+        super()._check_solution(sol)
+        a, b = sol.variables.get("alpha"), sol.variables.get("beta")
+        if a is not None and b is not None and (np.shape(a) != (self.m, self.k)
+                                                or np.shape(b) != (self.m,)):
+            raise ValueError(f"sol.variables alpha, beta must have shapes ({self.m}, {self.k}) "
+                             f"and ({self.m},); got {np.shape(a)} and {np.shape(b)}")
 
 
 class McODM(_MultiClassData):
@@ -677,6 +635,15 @@ class McODM(_MultiClassData):
     def __init__(self, X, y, lam, mu, theta, kernel=None):
         super().__init__(X, kernel)
         self._init_params(y, lam, mu, theta)
+
+    def primal_value(self, W):
+        """The original (non-convex) mcODM objective at ``W``: :meth:`mcodm_value`."""
+        return self.mcodm_value(W)
+
+    def dual_value(self, dual):
+        """The original mcODM is non-convex: no dual is used. The relaxed QP at ``M`` has
+        one (``self.relaxed(M).dual_value``), and :meth:`certify` certifies through it."""
+        raise NotImplementedError("McODM is non-convex; use self.relaxed(M).dual_value(dual)")
 
     def relaxed(self, M):
         """The convex relaxed QP (eq. 20) at ``M`` (length m, finite), sharing this problem's

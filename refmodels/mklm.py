@@ -47,9 +47,10 @@ import numbers
 import numpy as np
 
 from . import kernels as _k
+from ._numeric import illinois_update, regula_falsi_point
 from ._validation import binary_labels, check_vector, check_X, nonnegative, positive
-from .base import BinaryProblem, run_cvxpy, warn_convergence
-from .certify import DEFAULT_TOL, Certificate, box_violation, complementarity
+from .base import BinaryProblem, Problem, run_cvxpy, warn_convergence
+from .certify import box_violation, complementarity
 from .solution import Solution, SolverError
 from .svmm import SVMm, intercept_from_kkt_band
 
@@ -252,9 +253,16 @@ class MKLm(BinaryProblem):
         if isinstance(max_outer, bool) or not isinstance(max_outer, numbers.Integral) \
                 or max_outer < 0:
             raise ValueError(f"max_outer must be an integer >= 0; got {max_outer!r}")
-        build = {"primal": self._solve_primal, "dual": self._solve_dual,
-                 "simplex": self._solve_simplex}[form]
-        return build(solver, verbose, solver_options, gap_tol, int(max_outer))
+        forms = {"primal": self._solve_primal, "dual": self._solve_dual,
+                 "simplex": self._solve_simplex}
+
+        def build(f, s, verbose, opts):
+            return forms[f](s, verbose, opts, gap_tol, int(max_outer))
+
+        # certified, or refused (base.Problem._certified_solve): the other form is the
+        # reduced gradient from the uniform weights ("simplex")
+        return self._certified_solve(form, solver, verbose, solver_options, build=build,
+                                     other="simplex" if form != "simplex" else "dual")
 
     def _solve_primal(self, solver, verbose, opts, gap_tol, max_outer):
         """Eq. 22: ``w_k`` in the empirical feature space of ``K_k``; the perspective
@@ -448,9 +456,7 @@ class MKLm(BinaryProblem):
         best = (abs(dphi1), mu1, J1, g1, in1)
         lo, hi, f_lo, f_hi, side = 0.0, s_max, dphi0, dphi1, 0
         for _ in range(max_evals):
-            s = (lo * f_hi - hi * f_lo) / (f_hi - f_lo)
-            if not (lo < s < hi):
-                s = 0.5 * (lo + hi)
+            s = regula_falsi_point(lo, hi, f_lo, f_hi)
             x = point(s)
             Js, gs, ins = evaluate(x)
             fs = -float(gs @ d)
@@ -460,16 +466,7 @@ class MKLm(BinaryProblem):
                 return x, Js, gs, ins, False
             if abs(fs) <= 1e-6 * abs(dphi0) or (hi - lo) <= 1e-14 * s_max:
                 break
-            if fs < 0:
-                lo, f_lo = s, fs
-                if side == -1:
-                    f_hi *= 0.5
-                side = -1
-            else:
-                hi, f_hi = s, fs
-                if side == 1:
-                    f_lo *= 0.5
-                side = 1
+            lo, hi, f_lo, f_hi, side = illinois_update(s, fs, lo, hi, f_lo, f_hi, side, True)
         if best[0] >= abs(dphi0):
             return mu, J0, g0, inner0, None
         return best[1], best[2], best[3], best[4], False
@@ -574,8 +571,9 @@ class MKLm(BinaryProblem):
                         intercept=intercept, variables=variables, status="user",
                         solver="user", form="user")
 
-    def kkt_residuals(self, mu, coef, b, dual, sol=None):
+    def kkt_residuals(self, point, dual, sol=None):
         """KKT residuals of ``(mu, nu, b)`` with ``(alpha, beta)`` (without the gaps)."""
+        mu, coef, b = point
         a, bt = np.asarray(dual["alpha"], float), np.asarray(dual["beta"], float)
         C1h, C2h = self.C1 / 2, self.C2 / 2
         gamma = self.margins(mu, coef, b)
@@ -607,50 +605,33 @@ class MKLm(BinaryProblem):
             "stationarity": (knorm(coef - v), 1.0 + knorm(coef) + knorm(v)),
         }
 
-    def dual_candidates(self, mu, coef, b):
+    def dual_candidates(self, point, sol=None):
         """Duals derived for the SVMm on ``K_mu`` (boxes C1/2, C2/2), as SVMm does."""
+        mu, coef, b = point
         inner = self.inner_problem(mu)
-        yield from inner.dual_candidates(inner.w_from_coef(coef), b)
+        yield from inner.dual_candidates((inner.w_from_coef(coef), b))
 
-    def certify(self, sol, tol=DEFAULT_TOL, reference="auto"):
-        """KKT certificate of ``(mu, nu, b)`` (and ``alpha, beta`` when carried) for SPEC §7.
+    # ---- the certificate: base.Problem.certify with MKLm's point (mu, nu, b) ----------
+    derived_dual_note = "derived from the margins on K_mu (ties by bounded least squares)"
 
-        Primal feasibility includes ``mu`` on the simplex; dual feasibility the boxes
-        ``[0, C1/2]``, ``[0, C2/2]`` and ``e^T v = 0``; complementarity and stationarity are
-        those of the SVMm on ``K_mu``. The duality gap is the MKL gap
-        ``P(mu, nu, b) - D(alpha, beta)`` with ``D`` the QCQP dual at
-        ``t = max_k 1/2 v^T K_k v``: it certifies ``mu`` too (it is the inner SVMm gap plus
-        ``max_k g_k - mu^T g``). Without duals in ``sol`` they are derived from the margins
-        on ``K_mu`` (ties by bounded least squares), the best of several tie thresholds.
-        """
-        cert = Certificate(self.family, tol)
-        mu, coef, b = self._point(sol)
-        P = self.primal_value(mu, coef, b)
-        if all(k in sol.variables for k in self.dual_names):
-            dual = {k: np.asarray(sol.variables[k], float) for k in self.dual_names}
-            res = self.kkt_residuals(mu, coef, b, dual, sol)
-            cert.notes.append("dual point: the solution's own dual variables")
-        else:
-            best = None
-            for cand in self.dual_candidates(mu, coef, b):
-                r = self.kkt_residuals(mu, coef, b, cand, sol)
-                r["duality gap"] = (P - self.dual_value(cand), 1.0 + abs(P))
-                worst = max(abs(x) / max(s, 1.0) for x, s in r.values())
-                if best is None or worst < best[0]:
-                    best = (worst, cand, r)
-            _, dual, res = best
-            cert.notes.append("dual point: derived from the margins on K_mu (ties by bounded "
-                              "least squares)")
-        D = self.dual_value(dual)
-        res["duality gap"] = (P - D, 1.0 + abs(P))
-        for k, (x, s) in res.items():
-            cert.add(k, x, s)
-        cert.values["objective"] = P
-        cert.values["dual_objective"] = D
-        cert.values["mu"] = mu
-        self._add_objective_gap(cert, P, reference)
-        cert.dual = dual
-        return cert
+    def primal_point(self, sol):
+        """``(mu, coef, b)``. The certificate (:meth:`refmodels.base.Problem.certify`): primal
+        feasibility includes ``mu`` on the simplex; dual feasibility the boxes ``[0, C1/2]``,
+        ``[0, C2/2]`` and ``e^T v = 0``; complementarity and stationarity are those of the
+        SVMm on ``K_mu``. The duality gap is the MKL gap ``P(mu, nu, b) - D(alpha, beta)``
+        with ``D`` the QCQP dual at ``t = max_k 1/2 v^T K_k v``: it certifies ``mu`` too (it
+        is the inner SVMm gap plus ``max_k g_k - mu^T g``). Without duals in ``sol`` they are
+        derived from the margins on ``K_mu``, the best of several tie thresholds."""
+        return self._point(sol)
+
+    def _check_solution(self, sol):
+        Problem._check_solution(self, sol)
+        for k in self.dual_names:
+            if sol.variables.get(k) is not None:
+                check_vector(sol.variables[k], self.m, f"sol.variables[{k!r}]")
+
+    def _certificate_extras(self, cert, sol, point):
+        cert.values["mu"] = point[0]
 
 
 class EpsMKL(MKLm):

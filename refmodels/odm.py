@@ -221,8 +221,19 @@ class ODM(BinaryProblem):
 
     def primal_value(self, w, b=0.0):
         """``f_O(w)`` of seed 002 eq. 18 (kernelised through ``F``)."""
-        xi, eps = self._slacks(self.margins(w))
-        return 0.5 * float(w @ w) + self._c * float(xi @ xi + self.mu * (eps @ eps))
+        return self.objective_from_margins(self.margins(w), self._norm2(w))
+
+    def objective_from_margins(self, gamma, wnorm2):
+        """``f_O`` (seed 002 eq. 18) from the margins and ``||w||^2``."""
+        xi, eps = self._slacks(gamma)
+        return 0.5 * wnorm2 + self._c * float(xi @ xi + self.mu * (eps @ eps))
+
+    def dual_value_from_gram(self, dual, Gv):
+        """``D_max`` with ``Gv = G Y (zeta - beta)`` given (no feature map)."""
+        z, bt = np.asarray(dual["zeta"], float), np.asarray(dual["beta"], float)
+        a, th = self.a, self.theta
+        return float((1 - th) * z.sum() - (1 + th) * bt.sum() - 0.5 * (self.y * (z - bt)) @ Gv
+                     - a / 2 * (z @ z) - a / (2 * self.mu) * (bt @ bt))
 
     def dual_value(self, dual):
         """``D_max = (1-theta) e^T zeta - (1+theta) e^T beta - 1/2 ||F^T Y (zeta-beta)||^2
@@ -248,7 +259,7 @@ class ODM(BinaryProblem):
                 eps = np.asarray(sol.variables["eps"], float)
         return xi, eps
 
-    def kkt_residuals(self, w, b, dual, sol=None):
+    def kkt_residuals(self, point, dual, sol=None):
         """KKT of eq. 12 with the Lagrangian of seed 002 eq. 13 (sign typo fixed, SPEC §4).
 
         Stationarity in ``w``: ``w = F^T Y (zeta - beta)``; in the slacks (eq. 14):
@@ -256,15 +267,15 @@ class ODM(BinaryProblem):
         The slacks are sign-free in eq. 12, so only the two margin constraints count for
         primal feasibility.
         """
+        w, b = point
         z, bt = np.asarray(dual["zeta"], float), np.asarray(dual["beta"], float)
-        th, c = self.theta, self._c
+        th = self.theta
         gamma = self.margins(w)
         xi, eps = self._given_slacks(gamma, sol)
         lower = gamma - (1 - th) + xi            # >= 0, multiplier zeta
         upper = (1 + th) + eps - gamma           # >= 0, multiplier beta
         primal_viol = float(max(np.max(np.maximum(-lower, 0.0)), np.max(np.maximum(-upper, 0.0))))
         w_dual = self._FtY() @ (z - bt)
-        g_xi, g_eps = 2 * c * xi - z, 2 * c * self.mu * eps - bt
         mults = np.concatenate([z, bt])
         return {
             "primal feasibility": (primal_viol, 1.0 + np.max(np.abs(gamma))),
@@ -274,15 +285,23 @@ class ODM(BinaryProblem):
                                 1.0 + abs(self.primal_value(w, b))),
             "stationarity": (float(np.linalg.norm(w - w_dual)),
                              1.0 + np.linalg.norm(w) + np.linalg.norm(w_dual)),
-            "stationarity (slacks)": (float(np.hypot(np.linalg.norm(g_xi), np.linalg.norm(g_eps))),
-                                      1.0 + np.linalg.norm(mults)
-                                      + 2 * c * np.hypot(np.linalg.norm(xi),
-                                                         self.mu * np.linalg.norm(eps))),
+            "stationarity (slacks)": self.slack_stationarity(xi, eps, dual),
         }
 
-    def dual_candidates(self, w, b):
+    def slack_stationarity(self, xi, eps, dual):
+        """``(abs, scale)`` of eq. 14's stationarity in the slacks: ``2 c xi = zeta``,
+        ``2 c mu eps = beta`` (also the fast solvers' self-check: it needs no feature map)."""
+        z, bt = np.asarray(dual["zeta"], float), np.asarray(dual["beta"], float)
+        c = self._c
+        g_xi, g_eps = 2 * c * xi - z, 2 * c * self.mu * eps - bt
+        scale = (1.0 + np.hypot(np.linalg.norm(z), np.linalg.norm(bt))
+                 + 2 * c * np.hypot(np.linalg.norm(xi), self.mu * np.linalg.norm(eps)))
+        return float(np.hypot(np.linalg.norm(g_xi), np.linalg.norm(g_eps))), scale
+
+    def dual_candidates(self, point, sol=None):
         """The one dual point consistent with ``w``: stationarity in the slacks (eq. 14),
         ``zeta = 2c xi``, ``beta = 2c mu eps`` with the smallest feasible slacks."""
+        w, b = point
         xi, eps = self._slacks(self.margins(w))
         c = self._c
         yield {"zeta": 2 * c * xi, "beta": 2 * c * self.mu * eps}

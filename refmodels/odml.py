@@ -210,7 +210,7 @@ class _MarginDistributionProblem(BinaryProblem):
     def _kkt_score(self, w, mult):
         """Worst scaled KKT residual (duality gap included) of ``(w, mult)``."""
         dual = {self.dual_names[0]: mult}
-        r = self.kkt_residuals(w, 0.0, dual)
+        r = self.kkt_residuals((w, 0.0), dual)
         P = self.primal_value(w)
         r["duality gap"] = (P - self.dual_value(dual), 1.0 + abs(P))
         return max(abs(a) / max(s, 1.0) for a, s in r.values())
@@ -249,14 +249,33 @@ class _MarginDistributionProblem(BinaryProblem):
                 best, best_mult, polished = score, a, True
         return best_mult, polished
 
+    def stationarity_from_gram(self, coef, dual, Gc):
+        """``(||grad_w L||, scale)`` of :meth:`kkt_residuals` through kernel products only.
+
+        Every term of ``grad_w L`` is ``F^T`` of a coefficient vector (``w = F^T coef``,
+        ``F^T P F w = F^T P G coef``), so ``grad_w L = F^T z`` and ``||grad_w L||^2 =
+        z^T G z``: no feature map is needed (the fast solvers' self-check).
+        """
+        a = self._mult(dual)
+        y, m = self.y, self.m
+        norm = lambda u, Gu=None: float(np.sqrt(max(float(u @ (self.gram_times(u)
+                                                                 if Gu is None else Gu)), 0.0)))
+        u_A = self._A_coef * (Gc - y * (y @ Gc) / m)
+        u_mean = self._mean_coef * y
+        u_mult = y * a
+        z = coef + u_A - u_mean - u_mult
+        scale = 1.0 + norm(coef, Gc) + norm(u_A) + norm(u_mean) + norm(u_mult)
+        return norm(z), scale
+
     # ---- KKT ---------------------------------------------------------------------------
-    def kkt_residuals(self, w, b, dual, sol=None):
+    def kkt_residuals(self, point, dual, sol=None):
         """Primal/dual feasibility, complementarity and stationarity in ``w``.
 
         Stationarity of the Lagrangian in ``w`` (derived from seed 002 eq. 6):
         ``w + _A_coef F^T P F w - _mean_coef F^T y - F^T Y mult = 0``, i.e. for ODML
         ``w + (2 mu1/m) F^T P F w - (mu2/m) F^T y - F^T Y alpha = 0``.
         """
+        w, b = point
         a = self._mult(dual)
         gamma = self.margins(w)
         xi = np.maximum(0.0, 1.0 - gamma)
@@ -276,8 +295,9 @@ class _MarginDistributionProblem(BinaryProblem):
             "stationarity": (float(np.linalg.norm(grad)), scale),
         }
 
-    def dual_candidates(self, w, b):
+    def dual_candidates(self, point, sol=None):
         """Multipliers from complementarity; ties by bounded least squares on stationarity."""
+        w, b = point
         gamma = self.margins(w)
         FtY = self._FtY()
         target = self._stationarity_target(w)
@@ -366,13 +386,15 @@ class ODML(_MarginDistributionProblem):
     # ---- values ------------------------------------------------------------------------
     def primal_value(self, w, b=0.0):
         """Seed 002 eq. 4 with the smallest feasible slacks ``xi = max(0, 1 - gamma)``."""
-        gamma = self.margins(w)
-        m = self.m
+        return self.objective_from_margins(self.margins(w), self._norm2(w))
+
+    def objective_from_margins(self, gamma, wnorm2):
+        """Seed 002 eq. 4 from the margins and ``||w||^2``."""
         gamma_m = float(np.mean(gamma))
         gamma_v = float(np.mean((gamma - gamma_m) ** 2))
         xi = np.maximum(0.0, 1.0 - gamma)
-        return (0.5 * float(w @ w) + self.mu1 * gamma_v - self.mu2 * gamma_m
-                + self.lam / m * float(np.sum(xi)))
+        return (0.5 * wnorm2 + self.mu1 * gamma_v - self.mu2 * gamma_m
+                + self.lam / self.m * float(np.sum(xi)))
 
 
 class LDM(_MarginDistributionProblem):
@@ -457,12 +479,14 @@ class LDM(_MarginDistributionProblem):
 
     def primal_value(self, w, b=0.0):
         """Seed 001 eq. 5 with ``xi = max(0, 1 - gamma)`` and the pairwise variance."""
-        gamma = self.margins(w)
-        m = self.m
+        return self.objective_from_margins(self.margins(w), self._norm2(w))
+
+    def objective_from_margins(self, gamma, wnorm2):
+        """Seed 001 eq. 5 from the margins and ``||w||^2`` (pairwise variance)."""
         gamma_bar = float(np.mean(gamma))
         # (1/m^2) sum_{i,j} (gamma_i - gamma_j)^2 = (2/m^2)(m gamma^T gamma - (e^T gamma)^2),
         # evaluated in the cancellation-free centred form.
         gamma_hat = 2.0 * float(np.mean((gamma - gamma_bar) ** 2))
         xi = np.maximum(0.0, 1.0 - gamma)
-        return (0.5 * float(w @ w) + self.lam1 * gamma_hat - self.lam2 * gamma_bar
+        return (0.5 * wnorm2 + self.lam1 * gamma_hat - self.lam2 * gamma_bar
                 + self.C * float(np.sum(xi)))

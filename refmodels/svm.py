@@ -101,8 +101,16 @@ class SVM(BinaryProblem):
     # ---- values and maps ------------------------------------------------------------
     def primal_value(self, w, b=0.0):
         """Canonical primal objective with the smallest feasible slacks."""
-        gamma = self.margins(w, b)
-        return 0.5 * float(w @ w) + self.C * float(np.sum(np.maximum(0.0, 1.0 - gamma)))
+        return self.objective_from_margins(self.margins(w, b), self._norm2(w))
+
+    def objective_from_margins(self, gamma, wnorm2):
+        """``1/2 ||w||^2 + C sum_i max(0, 1 - gamma_i)`` (SPEC §1)."""
+        return 0.5 * wnorm2 + self.C * float(np.sum(np.maximum(0.0, 1.0 - gamma)))
+
+    def dual_value_from_gram(self, dual, Gv):
+        """``D_max`` with ``Gv = G Y alpha`` given (no feature map)."""
+        a = np.asarray(dual["alpha"], float)
+        return float(np.sum(a) - 0.5 * (self.y * a) @ Gv)
 
     def dual_value(self, dual):
         """``D_max(alpha) = e^T alpha - 1/2 alpha^T Q alpha``."""
@@ -122,7 +130,8 @@ class SVM(BinaryProblem):
         return coef, intercept_from_kkt_band(self.y, f, a, np.zeros_like(a), self.C, 0.0, 0.0)
 
     # ---- KKT ----------------------------------------------------------------------------
-    def kkt_residuals(self, w, b, dual, sol=None):
+    def kkt_residuals(self, point, dual, sol=None):
+        w, b = point
         a = dual["alpha"]
         gamma = self.margins(w, b)
         xi = np.maximum(0.0, 1.0 - gamma)
@@ -142,7 +151,8 @@ class SVM(BinaryProblem):
                              1.0 + np.linalg.norm(w) + np.linalg.norm(w_dual)),
         }
 
-    def dual_candidates(self, w, b):
+    def dual_candidates(self, point, sol=None):
+        w, b = point
         gamma = self.margins(w, b)
         FtY = self._FtY()
         A = np.vstack([FtY, self.y[None, :]]) if self.fit_intercept else FtY

@@ -127,7 +127,7 @@ class SVMm(BinaryProblem):
         has a smaller duality gap ``P - D`` than the input (a wrong active set never makes
         the point worse). Returns ``(alpha, beta, b, polished)``.
         """
-        y, G, C1, C2 = self.y, self.gram, self.C1, self.C2
+        y, G = self.y, self.gram
         a, bt = np.asarray(a, float), np.asarray(bt, float)
         gamma = y * (G @ (y * (a - bt)) + b)
         best = (self._gap(a, bt, b), a, bt, b, False)
@@ -187,8 +187,17 @@ class SVMm(BinaryProblem):
 
     def primal_value(self, w, b=0.0):
         """Canonical primal objective (SPEC §6) with the smallest feasible slacks."""
-        xi, eta = self.slacks(self.margins(w, b))
-        return 0.5 * float(w @ w) + self.C1 * float(np.sum(xi)) + self.C2 * float(np.sum(eta))
+        return self.objective_from_margins(self.margins(w, b), self._norm2(w))
+
+    def objective_from_margins(self, gamma, wnorm2):
+        """SPEC §6's primal from the margins and ``||w||^2``."""
+        xi, eta = self.slacks(gamma)
+        return 0.5 * wnorm2 + self.C1 * float(np.sum(xi)) + self.C2 * float(np.sum(eta))
+
+    def dual_value_from_gram(self, dual, Gv):
+        """``D_max`` with ``Gv = G Y (alpha - beta)`` given (no feature map)."""
+        a, bt = np.asarray(dual["alpha"], float), np.asarray(dual["beta"], float)
+        return float(np.sum(a) - (1.0 + self.eps) * np.sum(bt) - 0.5 * (self.y * (a - bt)) @ Gv)
 
     def dual_value(self, dual):
         """``D_max = sum(alpha - (1+eps) beta) - 1/2 v^T G v``, ``v = Y(alpha - beta)`` (eq. 15)."""
@@ -206,7 +215,8 @@ class SVMm(BinaryProblem):
         return coef, intercept_from_kkt_band(self.y, f, a, bt, self.C1, self.C2, self.eps)
 
     # ---- KKT ----------------------------------------------------------------------------
-    def kkt_residuals(self, w, b, dual, sol=None):
+    def kkt_residuals(self, point, dual, sol=None):
+        w, b = point
         a, bt = np.asarray(dual["alpha"], float), np.asarray(dual["beta"], float)
         gamma = self.margins(w, b)
         xi, eta = self.slacks(gamma)
@@ -231,9 +241,10 @@ class SVMm(BinaryProblem):
                              1.0 + np.linalg.norm(w) + np.linalg.norm(w_dual)),
         }
 
-    def dual_candidates(self, w, b):
+    def dual_candidates(self, point, sol=None):
         """Two blocks for :func:`derive_box_duals`: margin (slack ``gamma - 1``, box C1,
         ``A = F^T Y``) and band (slack ``1 + eps - gamma``, box C2, ``A = -F^T Y``)."""
+        w, b = point
         gamma = self.margins(w, b)
         A = self._FtY()
         if self.fit_intercept:

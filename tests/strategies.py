@@ -76,3 +76,201 @@ def projected_gradient(Q, p, lo, hi, iters=5):
     for _ in range(iters):
         a = np.clip(a - step * (Q @ a + p), lo, hi)
     return a
+
+
+# ---------------------------------------------------------------------------------------
+# every scale (issue 11): unscaled features, raw data with polynomial kernels (Gram entries
+# up to 1e8 and beyond), near-duplicate points, theta close to 1, hyperparameters over
+# orders of magnitude; one generator for the property tests and validation/sweep_scales.py
+# ---------------------------------------------------------------------------------------
+FAMILIES = ("SVM", "SVM+b", "ODML", "LDM", "ODM", "SVMm", "EpsSVM", "MKLm", "McODM", "DRM",
+            "DRR")
+
+
+def _kernel(rng, d, raw):
+    import refmodels as rm
+
+    kind = rng.choice(["linear", "rbf", "poly", "poly"] if raw else ["linear", "rbf", "poly"])
+    if kind == "linear":
+        return rm.kernels.Linear(), "linear"
+    if kind == "rbf":
+        g = float(10 ** rng.uniform(-2, 1)) / d
+        return rm.kernels.RBF(gamma=g), f"rbf(g={g:.2g})"
+    deg = int(rng.integers(2, 4))
+    g = float(10 ** rng.uniform(-1.5, 0))
+    return rm.kernels.Polynomial(deg, g, 1.0), f"poly({deg},{g:.2g})"
+
+
+def _data(rng, m, d, classes=2):
+    scale = float(10 ** rng.uniform(-3, 3)) if rng.random() < 0.7 else float(rng.choice([50, 70]))
+    X = scale * rng.normal(size=(m, d))
+    if classes == 2:
+        y = np.where(X[:, 0] + scale * rng.normal(size=m) * rng.uniform(0, 1.5) > 0, 1, -1)
+        y[0], y[-1] = 1, -1
+    else:
+        y = rng.integers(0, classes, size=m)
+        y[:classes] = np.arange(classes)
+        X += scale * np.eye(classes, d)[y] if d >= classes else 0
+    if rng.random() < 0.25:                          # near-duplicate points
+        k = max(1, m // 5)
+        X[-k:] = X[:k] * (1 + 1e-9 * rng.normal(size=(k, d)))
+    return X, y, scale
+
+
+def _hp(rng, lo=-2, hi=3):
+    return float(10 ** rng.uniform(lo, hi))
+
+
+def make_problem(family, seed):
+    """``(problem, description)``: a random instance of ``family`` at a random scale."""
+    import refmodels as rm
+
+    rng = np.random.default_rng(seed)
+    m = int(rng.integers(8, 60))
+    d = int(rng.integers(1, 7))
+    if family == "McODM":
+        X, y, scale = _data(rng, m, max(d, 2), classes=int(rng.integers(2, 4)))
+    else:
+        X, y, scale = _data(rng, m, d)
+    kernel, kname = _kernel(rng, X.shape[1], raw=scale >= 10)
+    desc = {"family": family, "seed": seed, "m": m, "d": X.shape[1], "scale": scale,
+            "kernel": kname}
+    if family == "SVM":
+        p = rm.SVM(X, y, C=_hp(rng), kernel=kernel)
+    elif family == "SVM+b":
+        p = rm.SVM(X, y, C=_hp(rng), kernel=kernel, fit_intercept=True)
+    elif family == "ODML":
+        p = rm.ODML(X, y, lam=_hp(rng, -1, 4), mu1=_hp(rng, -2, 3), mu2=_hp(rng, -2, 3),
+                    kernel=kernel)
+    elif family == "LDM":
+        p = rm.LDM(X, y, C=_hp(rng), lam1=_hp(rng, -2, 3), lam2=_hp(rng, -2, 3), kernel=kernel)
+    elif family == "ODM":
+        theta = float(rng.choice([rng.uniform(0, 0.9), 1 - 10 ** rng.uniform(-4, -1)]))
+        p = rm.ODM(X, y, lam=_hp(rng), mu=float(rng.uniform(0.05, 1)), theta=theta,
+                   kernel=kernel)
+    elif family == "SVMm":
+        p = rm.SVMm(X, y, C1=_hp(rng), C2=_hp(rng, -3, 2), eps=float(rng.uniform(0, 3)),
+                    kernel=kernel)
+    elif family == "EpsSVM":
+        p = rm.EpsSVM(X, y, C1=_hp(rng), C2=_hp(rng, -3, 2), kernel=kernel)
+    elif family == "MKLm":
+        k2, _ = _kernel(rng, X.shape[1], raw=False)
+        p = rm.MKLm(X, y, kernels=[kernel, k2], C1=_hp(rng), C2=_hp(rng, -3, 2),
+                    eps=float(rng.uniform(0, 2)))
+    elif family == "McODM":
+        p = rm.McODM(X, y, lam=_hp(rng, -1, 2), mu=float(rng.uniform(0.1, 1)),
+                     theta=float(rng.uniform(0, 0.8)), kernel=kernel)
+    elif family in ("DRM", "DRR"):
+        Xt = scale * rng.normal(size=(int(rng.integers(1, 6)), X.shape[1]))
+        yc = np.where(y > 0, 1, 0) if family != "McODM" else y
+        if family == "DRM":
+            p = rm.DRM(X, yc, Xt, alpha=_hp(rng, -2, 1), beta=_hp(rng, -2, 2), kernel=kernel)
+        else:
+            q, r = [(2, 1), (1, 1), (2, 2), (np.inf, 1)][int(rng.integers(0, 4))]
+            p = rm.DRR(X, yc, Xt, alpha=_hp(rng, -2, 1), beta=_hp(rng, -2, 2), q=q, r=r,
+                       rho="identity", kernel=kernel)
+    else:
+        raise ValueError(family)
+    return p, desc
+
+
+# ---------------------------------------------------------------------------------------
+# problem strategies shared by the family test files and tests/contract.py (issue 12)
+# ---------------------------------------------------------------------------------------
+def mkl_data(seed, m, d, scale=1.0):
+    """``(X, y)``: a binary instance (``random_binary``), features times ``scale``."""
+    X, y, _, _ = random_binary(seed, m=m, d=d)
+    return X * scale, y
+
+
+def mkl_base_kernel(name, d, rng, X):
+    """A base kernel of type ``name``; the scales differ by orders of magnitude."""
+    if name == "rbf":
+        return rm.kernels.RBF(gamma=float(10.0 ** rng.uniform(-2, 1)) / d)
+    if name == "linear":
+        return rm.kernels.Linear()
+    if name == "poly":
+        return rm.kernels.Polynomial(degree=int(rng.integers(2, 4)),
+                                     gamma=float(rng.choice([0.1, 1.0])), coef0=1.0)
+    return rm.kernels.RBF(gamma=0.7 / d).gram(X)     # "gram": a precomputed base Gram array
+
+
+@st.composite
+def mklm_problems(draw, max_m=40):
+    """An ``rm.MKLm`` with 2-3 base kernels (RBF, linear, polynomial, precomputed Grams);
+    ``prob._drawn`` records the draw."""
+    seed = draw(st.integers(0, 2**31))
+    m = draw(st.integers(6, max_m))
+    d = draw(st.integers(1, 5))
+    scale = draw(st.sampled_from([0.3, 1.0, 3.0]))
+    names = draw(st.lists(st.sampled_from(["rbf", "rbf", "linear", "poly", "gram"]),
+                          min_size=2, max_size=3))
+    C1 = draw(log_uniform(1e-1, 1e2))
+    C2 = draw(st.one_of(st.just(0.0), log_uniform(1e-2, 1e2)))
+    eps = draw(st.one_of(st.just(0.0), st.floats(0.0, 2.0)))
+    X, y = mkl_data(seed, m, d, scale)
+    rng = np.random.default_rng(seed)
+    kernels = [mkl_base_kernel(n, d, rng, X) for n in names]
+    prob = rm.MKLm(X, y, kernels, C1=C1, C2=C2, eps=eps)
+    prob._drawn = dict(seed=seed, m=m, d=d, scale=scale, names=names)
+    return prob
+
+
+def mcodm_problem(seed, m=20, d=4, k=3, kernel="linear", lam=1.0, mu=0.5, theta=0.3):
+    """``(rm.McODM, rng)``: k classes (each present), blobs around random centres."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, k, m)
+    y[:k] = np.arange(k)
+    X = rng.normal(size=(m, d)) + 0.8 * rng.normal(size=(k, d))[y]
+    kern = {"linear": rm.kernels.Linear(),
+            "rbf": rm.kernels.RBF(gamma=0.5 / d),
+            "poly": rm.kernels.Polynomial(degree=2, gamma=1.0 / d, coef0=1.0)}[kernel]
+    return rm.McODM(X, y, lam=lam, mu=mu, theta=theta, kernel=kern), rng
+
+
+@st.composite
+def relaxed_mcodm_problems(draw, kernels=("linear", "rbf", "poly")):
+    """mcODM's relaxed QP (``McODM.relaxed(M)``) at a random ``M``."""
+    seed = draw(st.integers(0, 2**32 - 1))
+    k = draw(st.integers(2, 5))
+    m = draw(st.integers(k, 30))
+    d = draw(st.integers(2, 8))
+    kernel = draw(st.sampled_from(kernels))
+    lam = draw(log_uniform(1e-2, 10.0))
+    mu = draw(log_uniform(0.1, 10.0))
+    theta = draw(st.floats(0.0, 0.9))
+    prob, rng = mcodm_problem(seed, m=m, d=d, k=k, kernel=kernel, lam=lam, mu=mu, theta=theta)
+    M = rng.normal(size=m) * draw(st.sampled_from([0.1, 1.0, 3.0]))
+    return prob.relaxed(M)
+
+
+def drr_kernel(name, X, Xt, rng):
+    """``(kernel, X, X_test)``; for ``precomputed`` the data are the Gram and cross blocks."""
+    d = X.shape[1]
+    if name == "linear":
+        return rm.kernels.Linear(), X, Xt
+    if name == "rbf":
+        return rm.kernels.RBF(gamma=float(rng.uniform(0.1, 2.0)) / d), X, Xt
+    if name == "poly":
+        return rm.kernels.Polynomial(degree=2, gamma=1.0 / d, coef0=1.0), X, Xt
+    k = rm.kernels.RBF(gamma=0.5 / d)
+    return rm.kernels.Precomputed(), k.gram(X), k.cross(Xt, X)
+
+
+@st.composite
+def drr_data(draw, max_m=25, kernels=KERNELS):
+    """``(X, y, X_test, kernel)``: m <= 25 training points in 2-4 classes, 1-3 test points."""
+    seed = draw(st.integers(0, 2**32 - 1))
+    g = draw(st.integers(2, 4))
+    m = draw(st.integers(max(g, 4), max_m))
+    d = draw(st.integers(1, 6))
+    n_test = draw(st.integers(1, 3))
+    kname = draw(st.sampled_from(kernels))
+    rng = np.random.default_rng(seed)
+    y = np.concatenate([np.arange(g), rng.integers(0, g, m - g)])
+    rng.shuffle(y)
+    centers = rng.normal(size=(g, d)) * 1.5
+    X = centers[y] + rng.normal(size=(m, d))
+    Xt = centers[rng.integers(0, g, n_test)] + rng.normal(size=(n_test, d))
+    kernel, Xk, Xtk = drr_kernel(kname, X, Xt, rng)
+    return Xk, y, Xtk, kernel

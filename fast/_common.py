@@ -1,0 +1,182 @@
+"""The one validation vocabulary of :mod:`fast` (issue 12): tolerances, iteration caps,
+methods, flags, cache sizes, seeds, warm-start vectors, and the one not-converged warning.
+
+Every solver module imports its argument checks from here; nothing here knows a family.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+#: kernel-row cache of the DCD / SMO (MB), as LIBSVM's default order of magnitude
+DEFAULT_CACHE_MB = 200.0
+
+
+def not_converged_warning(message, stacklevel=3):
+    """The one ``ConvergenceWarning`` of :mod:`fast` (scikit-learn's class)."""
+    from sklearn.exceptions import ConvergenceWarning
+
+    warnings.warn(message, ConvergenceWarning, stacklevel=stacklevel + 1)
+
+
+def data_span(prob):
+    """Largest absolute feature value (or Gram entry for a precomputed kernel), or None."""
+    X = getattr(prob, "X", None)
+    if X is None:
+        return None
+    data = X.data if hasattr(X, "data") and not isinstance(X, np.ndarray) else np.asarray(X)
+    return float(np.max(np.abs(data))) if data.size else None
+
+
+def scale_hint(prob):
+    """``"; features span 1e+05: scale them ..."`` when badly scaled data is a likely cause."""
+    span = data_span(prob)
+    kernel = getattr(prob, "kernel", None)
+    gmax = None
+    try:
+        gmax = float(np.max(np.abs(kernel.diag(prob.X)))) if kernel is not None else None
+    except Exception:                 # a kernel without diag (or a precomputed Gram)
+        gmax = None
+    parts = []
+    if span is not None and (span > 1e3 or span < 1e-3):
+        what = "Gram entries" if getattr(kernel, "is_precomputed", False) else "features"
+        parts.append(f"{what} span {span:.0e}")
+    if gmax is not None and gmax > 1e6 and not getattr(kernel, "is_precomputed", False):
+        parts.append(f"kernel diagonal up to {gmax:.0e}")
+    if not parts:
+        return ""
+    return (f"; {' and '.join(parts)}: scale them (e.g. MinMaxScaler or StandardScaler) "
+            "for a well-conditioned problem")
+
+# ---------------------------------------------------------------------------------------
+# argument checks shared by the families
+# ---------------------------------------------------------------------------------------
+def check_common(method, methods, tol, max_iter, default_tol, default_max_iter):
+    """Validate ``method``, ``tol`` and ``max_iter``; return ``(method, tol, max_iter)``."""
+    if method is None:
+        method = methods[0]
+    if not isinstance(method, str) or method not in methods:
+        raise ValueError(f"method must be one of {list(methods)}; got {method!r}")
+    if tol is None:
+        tol = default_tol
+    if isinstance(tol, bool) or not isinstance(tol, (int, float, np.floating, np.integer)) \
+            or not np.isfinite(tol) or tol <= 0:
+        raise ValueError(f"tol must be a finite number > 0; got {tol!r}")
+    if max_iter is None:
+        max_iter = default_max_iter
+        if max_iter is None:              # the solver sets it from the problem size
+            return method, float(tol), None
+    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
+        raise ValueError(f"max_iter must be an integer >= 1; got {max_iter!r}")
+    return method, float(tol), int(max_iter)
+
+
+def check_random_state(random_state):
+    """Validate ``random_state`` without drawing from it (for the deterministic solvers,
+    which accept it for a uniform API and ignore it)."""
+    ok = (random_state is None or isinstance(random_state, (np.random.Generator,
+                                                            np.random.RandomState))
+          or (isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool)
+              and random_state >= 0))
+    if not ok:
+        raise ValueError(f"random_state must be None, an int >= 0, a numpy Generator or "
+                         f"RandomState; got {random_state!r}")
+    return random_state
+
+
+def seed_from(random_state):
+    """An int seed for numba's generator from ``random_state`` (None, int or Generator)."""
+    if isinstance(random_state, np.random.Generator):
+        rng = random_state
+    elif random_state is None or (isinstance(random_state, (int, np.integer))
+                                  and not isinstance(random_state, bool)):
+        if random_state is not None and random_state < 0:
+            raise ValueError(f"random_state must be None, an int >= 0 or a Generator; "
+                             f"got {random_state!r}")
+        rng = np.random.default_rng(random_state)
+    elif isinstance(random_state, np.random.RandomState):
+        return int(random_state.randint(0, 2**31 - 1))
+    else:
+        raise ValueError(f"random_state must be None, an int >= 0 or a Generator; "
+                         f"got {random_state!r}")
+    return int(rng.integers(0, 2**31 - 1))
+
+
+def check_cache_size(cache_size):
+    if cache_size is None:
+        return DEFAULT_CACHE_MB
+    if isinstance(cache_size, bool) or not isinstance(cache_size, (int, float, np.integer,
+                                                                    np.floating)) \
+            or not np.isfinite(cache_size) or cache_size <= 0:
+        raise ValueError(f"cache_size must be a number of megabytes > 0; got {cache_size!r}")
+    return float(cache_size)
+
+
+def check_bool(value, name):
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False; got {value!r}")
+    return bool(value)
+
+
+def check_path(path, allowed):
+    if path is None:
+        path = "auto"
+    if path not in ("auto",) + tuple(allowed):
+        raise ValueError(f"path must be one of {['auto'] + list(allowed)}; got {path!r}")
+    return path
+
+
+def warm_vector(warm_start, name, n, lo, hi):
+    """One dual vector from ``warm_start`` (a Solution, a dict or an array), checked to be
+    finite, of shape ``(n,)`` and in the box ``[lo, hi]`` (never clipped); None for None."""
+    if warm_start is None:
+        return None
+    from refmodels.solution import Solution
+
+    if isinstance(warm_start, Solution):
+        v = warm_start.variables.get(name)
+    elif isinstance(warm_start, dict):
+        v = warm_start.get(name)
+    else:
+        v = warm_start
+    if v is None:
+        raise ValueError(f"warm_start must carry the dual variable {name!r}")
+    v = np.asarray(v, dtype=np.float64)
+    if v.shape != (n,) or not np.all(np.isfinite(v)):
+        raise ValueError(f"warm_start[{name!r}] must be a finite vector of shape ({n},)")
+    if np.any(v < lo) or np.any(v > hi):
+        raise ValueError(f"warm_start[{name!r}] must lie in its box [{lo:g}, {hi:g}] (it is "
+                         "not clipped)")
+    return v
+
+
+def warm_values(warm_start, names, sizes, lo, hi):
+    """Dual variables of a previous Solution, checked against the box (never clipped)."""
+    out = []
+    for name, n, l, h in zip(names, sizes, lo, hi):
+        v = getattr(warm_start, "variables", {}).get(name) if warm_start is not None else None
+        if v is None:
+            raise ValueError(f"warm_start must be a Solution carrying the dual variable "
+                             f"{name!r} of this problem")
+        v = np.asarray(v, dtype=np.float64).ravel()
+        if v.shape != (n,):
+            raise ValueError(f"warm_start.variables[{name!r}] must have shape ({n},); "
+                             f"got {v.shape}")
+        if not np.all(np.isfinite(v)):
+            raise ValueError(f"warm_start.variables[{name!r}] must be finite")
+        if np.any(v < l) or np.any(v > h):
+            raise ValueError(f"warm_start.variables[{name!r}] must lie in the box "
+                             f"[{l}, {h}] of this problem (it is not clipped)")
+        out.append(v)
+    return out
+
+
+def convergence_warning(what, residual, tol, n_iter, unit="epochs", hint=""):
+    """Warn that a solver stopped at ``max_iter`` with ``residual`` above ``tol``."""
+    not_converged_warning(
+        f"{what} stopped at max_iter={n_iter} {unit} with residual {residual:.3e} above the "
+        f"tolerance tol={tol:.3e} asked; the point is not optimal to that tolerance "
+        f"(increase max_iter or tol){hint}", stacklevel=4)
+
+

@@ -1,0 +1,158 @@
+"""Every fast solver checks the point it returns (issue 11: "no silent wrong answer").
+
+A solver's stopping rule is evaluated on its *internal* state (maintained margins
+``s = Q alpha``, a whitened copy of the data, a reduced gradient, ...). The point it hands
+back is something else: ``coef`` (and ``w``, ``intercept``) computed from that state, and on
+badly scaled data the two can part (a cancellation in a recovery map, a gradient that
+floating point cannot resolve). :func:`finish` therefore re-evaluates the *returned* point
+in the certificate's terms before the status says ``optimal``:
+
+* the canonical primal objective ``P`` at the returned ``coef`` / ``w`` / ``intercept``,
+  recomputed from scratch through kernel products (``G coef``; no feature map, so the
+  cost is one pass over the kernel, small beside the solve);
+* the duality gap ``P - D`` against the dual value ``D`` of the solver's own (box-feasible)
+  dual point, scaled by ``1 + |P|``: for these QPs the gap is the sum of the
+  complementarity terms, so a small gap certifies optimality (weak duality);
+* agreement of the reported objective with ``P``, of ``w`` with ``X^T coef`` (linear kernel),
+  and finiteness of everything returned.
+
+Families whose certificate is cheap in full (the linear kernel, where the feature map is
+``X``; the stochastic primal methods) are checked by ``prob.certify(sol, reference=False)``
+itself. Outcome:
+
+* every check within ``CHECK_MARGIN * CERT_TOL`` (a tenth of the certificate's default
+  1e-6): ``"optimal"``;
+* otherwise, after the family's repair hook (e.g. a stable recomputation of ``coef``) has
+  been tried: ``"converged"`` if the caller asked for a looser ``tol`` (the solver met the
+  tolerance asked, not the certificate's; no warning), else ``"inaccurate"`` with a
+  ``ConvergenceWarning`` naming the residual, the tolerance and, when the data are badly
+  scaled, the scale (``features span 1e5: scale them``).
+
+``sol.info["self_check"]`` records what was checked and the values found.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from refmodels.certify import DEFAULT_TOL as CERT_TOL
+
+from ._common import not_converged_warning, scale_hint
+
+
+def _binary_check(prob, sol):
+    """Residuals of a binary problem's returned point (see the module docstring)."""
+    res = {}
+    coef, b = sol.coef, float(sol.intercept or 0.0)
+    w = sol.variables.get("w")
+    finite = all(np.all(np.isfinite(np.asarray(v, float))) for v in
+                 ([coef] if coef is not None else []) + ([w] if w is not None else []))
+    if not finite or not np.isfinite(b):
+        return {"finite": np.inf}, np.nan
+    if coef is not None:
+        P, gamma, Gc = prob.objective_at(coef, b)
+        if prob.kernel.is_linear and w is not None:
+            wc = np.asarray(prob.X.T @ coef).ravel()
+            res["w = X^T coef"] = float(np.linalg.norm(w - wc)) / (1.0 + np.linalg.norm(w))
+    else:                                     # a primal method on the linear kernel
+        gamma = prob.y * (np.asarray(prob.X @ w).ravel() + b)
+        P = prob.objective_from_margins(gamma, float(w @ w))
+    scale = 1.0 + abs(P)
+    if not np.isfinite(P):
+        return {"objective": np.inf}, P
+    res["reported objective"] = abs(float(sol.objective) - P) / scale
+    D = sol.info.get("dual_objective")
+    if D is not None and np.isfinite(D):
+        res["duality gap"] = abs(P - float(D)) / scale
+    dual = {k: sol.variables.get(k) for k in getattr(prob, "dual_names", ())}
+    if coef is not None and hasattr(prob, "stationarity_from_gram") and dual and all(
+            v is not None for v in dual.values()):
+        # coef is a map of the dual that is not linear (ODML / LDM): check it is the point
+        # the dual variables give, in the certificate's feature-space norm
+        g, sc = prob.stationarity_from_gram(coef, dual, Gc)
+        res["stationarity"] = g / sc
+    if hasattr(prob, "slack_stationarity") and dual and all(v is not None for v in dual.values()):
+        # ODM: the gap is quadratic in this residual, so it is checked on its own
+        g, sc = prob.slack_stationarity(*prob._slacks(gamma), dual)
+        res["stationarity (slacks)"] = g / sc
+    return res, P
+
+
+def _certificate_is_cheap(prob):
+    """Whether ``prob.certify`` costs little beside the solve: the Gram (or MKLm's base
+    Grams) is already built, or the kernel is linear with a binary problem (feature map X).
+    A matrix-free solve (DRR's linear PPA) is not undone by forming an n x n Gram here."""
+    cache = getattr(prob, "_cache", {})
+    if "gram" in cache or "grams" in cache:
+        return True
+    return hasattr(prob, "y") and getattr(getattr(prob, "kernel", None), "is_linear", False) \
+        and not hasattr(prob, "X_test")
+
+
+def _full_check(prob, sol):
+    if not _certificate_is_cheap(prob):
+        return None, None
+    cert = prob.certify(sol, reference=False)
+    return {k: abs(s) for k, (_, s) in cert.residuals.items()}, None
+
+
+def check(prob, sol):
+    """``(residuals, P)``: scaled residuals of the returned point, and its objective."""
+    linear = getattr(prob.kernel, "is_linear", False) if hasattr(prob, "kernel") else False
+    if hasattr(prob, "objective_from_margins") and hasattr(prob, "y") and not (
+            linear and sol.coef is None and not sol.info.get("dual_objective")):
+        res, P = _binary_check(prob, sol)
+        if linear and "duality gap" not in res:
+            res.update(_full_check(prob, sol)[0] or {})
+        return res, P
+    return _full_check(prob, sol)
+
+
+#: the check asks ``CHECK_MARGIN * CERT_TOL``: its kernel-product residuals can differ from
+#: the certificate's feature-space ones (the empirical map drops eigenvalues below
+#: 1e-12 of the largest) by a factor of a few on ill-conditioned Grams
+CHECK_MARGIN = 0.1
+
+
+def finish(prob, sol, user_tol=None, repair=None, tol=CHECK_MARGIN * CERT_TOL):
+    """Check ``sol`` (see the module docstring); return it with an honest ``status``.
+
+    ``user_tol``: the tolerance the caller passed (None: the solver's default, which aims
+    at the certificate). ``repair(prob, sol) -> Solution or None``: a family's second
+    chance (a stable recomputation of the returned point).
+    """
+    if sol.status != "optimal":
+        return sol
+    res, P = check(prob, sol)
+    if res is None:
+        sol.info["self_check"] = {"skipped": "the certificate would form the n x n Gram that "
+                                             "this solver avoided; run prob.certify(sol)"}
+        return sol
+    worst = max(res.values()) if res else 0.0
+    if not (worst <= tol) and repair is not None:
+        fixed = repair(prob, sol)
+        if fixed is not None:
+            res2, P2 = check(prob, fixed)
+            worst2 = max(res2.values()) if res2 else 0.0
+            if fixed.status in ("optimal", "max_iter") and (worst2 < worst
+                                                             or not np.isfinite(worst)):
+                sol, res, P, worst = fixed, res2, P2, worst2
+                sol.info["repaired"] = True
+    sol.info["self_check"] = {"residuals": res, "worst": worst, "tol": tol}
+    if P is not None and np.isfinite(P) and np.ndim(sol.objective) == 0:
+        sol.info["reported_objective"] = float(sol.objective)
+        sol.objective = float(P)              # the objective of the point returned
+    if worst <= tol:
+        sol.status = "optimal"
+        return sol
+    name = max(res, key=res.get)
+    if user_tol is not None:
+        sol.status = "converged"
+        sol.info["note"] = (f"stopped at the tolerance asked (tol={user_tol:g}); the point does "
+                            f"not meet the certificate's {tol:g} ({name} {worst:.2e})")
+        return sol
+    sol.status = "inaccurate"
+    not_converged_warning(
+        f"{type(prob).__name__} ({sol.solver}): the returned point fails its own check: "
+        f"{name} {worst:.3e} above the certificate's tolerance {tol:.0e}"
+        f"{scale_hint(prob)}; status 'inaccurate'")
+    return sol

@@ -1,0 +1,205 @@
+"""The SMO's Python driver: options, warm starts, the tolerance-refinement and Newton-polish
+stages around the numba core (:func:`fast._smo.smo_solve`), and the named result.
+
+The driver knows no family: it takes the dual in LIBSVM's general form (per-variable point
+``pt``, sign ``s``, linear term ``p``, box ``u``, optional equality) and a kernel-row source
+(:func:`fast._kernels.row_source`); the family files (``fast/svm.py``, ``fast/svmm.py``,
+``fast/mklm.py``) map a problem to it and its result back to a Solution.
+"""
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+
+from . import _common
+from ._polish import active_set_qp
+from ._smo import (_POLISH, _RECON, _RESUME, _SHRINK, DEFAULT_MIN_ITER, DEFAULT_TOL,
+                   intercept_from_gradient, smo_solve)
+from ._kernels import ROW_MISS, ROW_REQ
+
+#: what :func:`run` returns: the dual point, its gradient ``G = Q alpha + p``, the intercept,
+#: iterations, whether the first stage hit ``max_iter``, the final KKT violation, the
+#: statistics array and the tolerance reached
+SMOResult = namedtuple("SMOResult", "alpha G b n_iter hit_max violation stats tol")
+
+
+def check_options(tol, max_iter, cache_size, n, options, allowed=("shrinking", "polish")):
+    """The SMO's options in the vocabulary of :mod:`fast._common`; return ``(tol, max_iter,
+    cache_size, shrinking, polish)`` (``polish`` None: on exactly when the default tolerance
+    is used). The default ``max_iter`` is bounded by work: ``max(DEFAULT_MIN_ITER, 100 n)``
+    (on 10^4 variables the worst case is seconds; a crawl ends in a warning, not a hang)."""
+    unknown = set(options) - set(allowed)
+    if unknown:
+        raise ValueError(f"unknown option(s) {sorted(unknown)}; the SMO accepts tol, max_iter, "
+                         f"warm_start, cache_size and {list(allowed)}")
+    _, tol, max_iter = _common.check_common("smo", ("smo",), tol, max_iter, DEFAULT_TOL,
+                                            max(DEFAULT_MIN_ITER, 100 * n))
+    cache_size = _common.check_cache_size(cache_size)
+    shrinking = _common.check_bool(options.get("shrinking", True), "shrinking")
+    polish = options.get("polish", None)
+    if polish is not None:
+        polish = _common.check_bool(polish, "polish")
+    return tol, max_iter, cache_size, shrinking, polish
+
+
+def repair_equality(alpha, s, u):
+    """Move a box-feasible ``alpha`` onto ``s^T alpha = 0`` (greedily, inside the box)."""
+    alpha = alpha.copy()
+    r = float(s @ alpha)
+    if r == 0.0:
+        return alpha
+    # decrease r: lower alpha_t with s_t = +1 or raise alpha_t with s_t = -1 (and vice versa)
+    sign = 1.0 if r > 0 else -1.0
+    for t in np.argsort(-alpha):
+        if abs(r) <= 0.0:
+            break
+        if s[t] == sign:
+            room = alpha[t]
+            d = min(room, abs(r))
+            alpha[t] -= d
+        else:
+            room = u[t] - alpha[t]
+            d = min(room, abs(r))
+            alpha[t] += d
+        r -= sign * d
+    if abs(r) > 1e-12 * (1.0 + float(np.sum(u))):
+        raise ValueError("warm_start cannot be made to satisfy the equality constraint")
+    return alpha
+
+
+def generic_gap(s, p, u, alpha, G, b, pt, m):
+    """``(P, P - D_max)`` of the general form from the gradient ``G = Q alpha + p``.
+
+    Variable ``t`` is the multiplier of the primal constraint ``s_t (f(x_pt) + b) >= -p_t``
+    with weight ``u_t`` on its slack; ``f = K nu``, ``nu_k = sum_{pt_t = k} s_t alpha_t``
+    and ``(K nu)_{pt_t} = s_t (G_t - p_t)``. ``D_max = -(1/2 alpha^T (G + p))``.
+    """
+    nu = np.zeros(m)
+    np.add.at(nu, pt, s * alpha)
+    f = np.zeros(m)
+    f[pt] = s * (G - p)
+    P = 0.5 * float(nu @ f) + float(np.sum(u * np.maximum(0.0, -p - s * (f[pt] + b))))
+    D = -0.5 * float(alpha @ (G + p))
+    return P, P - D
+
+
+def newton_polish(source, pt, s, u, alpha, G, b, has_eq, budget):
+    """Active-set Newton refinement on the free set, the equality kept; ``alpha`` in place.
+
+    The SMO's convergence is linear and can crawl on ill-conditioned kernels (a polynomial
+    kernel on unscaled data: 10^6 iterations without reaching a violation of 0.1). ``F``:
+    the free variables plus the bound ones whose multiplier ``G_t + b s_t`` (``b`` the
+    current intercept) points inward; on ``F`` the QP ``min 1/2 d^T Q_FF d + G_F^T d``,
+    ``s_F^T d = 0`` (with an intercept), in the box, is solved by
+    :func:`fast._polish.active_set_qp` within ``budget`` flops. Kept only if it lowers the
+    dual objective; the SMO then resumes from it and alone decides the stop. Returns True
+    if kept.
+    """
+    mult = G + b * s if has_eq else G
+    free = (alpha > 0.0) & (alpha < u)
+    free |= (alpha <= 0.0) & (mult < 0.0) & (u > 0.0)
+    free |= (alpha >= u) & (mult > 0.0) & (u > 0.0)
+    F = np.flatnonzero(free)
+    nF = F.size
+    if nF == 0 or 4.0 * float(nF) ** 3 > budget:
+        return False
+    sF = s[F]
+    Q = sF[:, None] * source.block(pt[F]) * sF[None, :]
+    Q = 0.5 * (Q + Q.T)
+    x0 = alpha[F].copy()
+    x, change = active_set_qp(Q, G[F], x0, np.zeros(nF), u[F], seq=sF if has_eq else None,
+                              budget=budget)
+    if change < -1e-15 * (1.0 + abs(float(G[F] @ x0))):
+        alpha[F] = x
+        return True
+    return False
+
+
+def run(source, pt, s, p, u, alpha0, has_eq, tol, max_iter, shrinking, refine=False,
+        gap_tol=1e-9, tol_min=1e-12, polish=None):
+    """Run the SMO; returns ``(alpha, G, b, n_iter, hit_max, violation, stats, tol)``.
+
+    With ``refine`` (the default tolerance was asked for), the tolerance is divided by 100
+    and the SMO resumed from its point until the duality gap is at most
+    ``gap_tol (1 + |P|)`` (or ``tol_min`` is reached, or a refinement stage uses up its
+    budget of ``max(iterations so far, 10 n, 10**4)``): a KKT violation bounds the gap
+    only up to the size of the boxes. The status is ``max_iter`` only if the first stage
+    (the tolerance asked) did not finish.
+
+    ``polish`` (default: on with ``refine``): the SMO runs in chunks of
+    ``max(20 n, 20000)`` iterations; a chunk that ends without reaching the tolerance is
+    followed by an active-set Newton refinement (:func:`newton_polish`) before the SMO
+    resumes. A well-conditioned problem finishes in its first chunk (no polish, LIBSVM's
+    run); an ill-conditioned one (the SMO crawling) gets the Newton steps. ``stats``
+    counts the kept polishes (``info["n_polish"]``).
+    """
+    if polish is None:
+        polish = refine
+    alpha = np.ascontiguousarray(alpha0, dtype=np.float64).copy()
+    pt = np.ascontiguousarray(pt, dtype=np.int64)
+    s = np.ascontiguousarray(s, dtype=np.float64)
+    p = np.ascontiguousarray(p, dtype=np.float64)
+    u = np.ascontiguousarray(u, dtype=np.float64)
+    if has_eq:
+        alpha = repair_equality(alpha, s, u)
+    stats = np.zeros(7, dtype=np.int64)
+    n = len(alpha)
+    chunk = max(20 * n, 20_000) if polish else max_iter
+    total = 0
+    first = True                  # still working on the tolerance asked
+    stage_total = 0
+    stage_budget = max_iter
+    while True:
+        budget = min(stage_budget - stage_total, chunk)
+        it, hit, viol, G = smo_solve(pt, s, p, u, source.diag, alpha, bool(has_eq), tol,
+                                     budget, bool(shrinking), source.src, stats)
+        total += int(it)
+        stage_total += int(it)
+        b = float(intercept_from_gradient(s, u, alpha, G)) if has_eq else 0.0
+        if hit and stage_total < stage_budget:
+            # a chunk ended without reaching tol: Newton on the free set, then resume
+            if newton_polish(source, pt, s, u, alpha, G, b, has_eq, 10.0 * n * it + 1e6):
+                stats[_POLISH] += 1
+            continue
+        if hit:
+            hit_max = first           # a refinement that runs out keeps the tolerance asked
+            break
+        hit_max = False
+        if not refine or tol <= tol_min:
+            break
+        P, gap = generic_gap(s, p, u, alpha, G, b, pt, source.diag.shape[0])
+        if abs(gap) <= gap_tol * (1.0 + abs(P)):
+            break
+        tol = max(tol / 100.0, tol_min)
+        first = False
+        # refinement stages get a bounded budget (ill-conditioned kernels converge slowly)
+        stage_budget = min(max_iter - total, max(total, 10 * n, 10_000))
+        stage_total = 0
+        if stage_budget <= 0:
+            break
+    return SMOResult(alpha, G, b, total, bool(hit_max), float(viol), stats, tol)
+
+
+def info_dict(source, stats, viol, tol, shrinking):
+    info = {"kernel_path": source.path, "violation": viol, "tol": tol, "shrinking": shrinking,
+            "gradient_reconstructions": int(stats[_RECON]), "shrunk": int(stats[_SHRINK]),
+            "resumed_after_unshrink": int(stats[_RESUME]), "n_polish": int(stats[_POLISH])}
+    if source.path == "cache":
+        info.update(cache_slots=int(source.n_slots), row_requests=int(stats[ROW_REQ]),
+                    cache_misses=int(stats[ROW_MISS]),
+                    cache_hits=int(stats[ROW_REQ] - stats[ROW_MISS]))
+    return info
+
+
+def warn_max_iter(name, viol, tol, max_iter, prob=None):
+    """The one not-converged warning, in the SMO's words."""
+    _common.convergence_warning(f"{name}: the SMO (maximal KKT violation)", viol, tol, max_iter,
+                                unit="iterations",
+                                hint=_common.scale_hint(prob) if prob is not None else "")
+
+
+def warm_vector(warm_start, name, n, hi):
+    """A dual vector from ``warm_start`` (a Solution, a dict or an array), checked in its box
+    (:func:`fast._common.warm_vector`)."""
+    return _common.warm_vector(warm_start, name, n, 0.0, hi)

@@ -1,0 +1,36 @@
+"""Small numerical building blocks written once for both layers.
+
+Plain Python on floats, so that :mod:`fast` compiles the very same functions with numba
+(``njit(cache=True)(regula_falsi_point)``) while :mod:`refmodels` calls them directly.
+"""
+from __future__ import annotations
+
+
+def regula_falsi_point(lo, hi, flo, fhi):
+    """The secant point of the bracket ``[lo, hi]`` (values ``flo``, ``fhi`` of opposite
+    signs), or its midpoint when the secant leaves the open bracket."""
+    x = (lo * fhi - hi * flo) / (fhi - flo)
+    if not (lo < x < hi):
+        x = 0.5 * (lo + hi)
+    return x
+
+
+def illinois_update(x, fx, lo, hi, flo, fhi, side, increasing):
+    """One Illinois (modified regula falsi) bracket update at ``(x, f(x))``.
+
+    ``increasing``: whether ``f`` rises across the bracket (``f(lo) < 0 < f(hi)``). The end
+    that stays twice in a row has its value halved, which restores superlinear convergence
+    where plain regula falsi stalls. Returns ``(lo, hi, flo, fhi, side)``.
+    """
+    below = fx < 0.0 if increasing else fx > 0.0      # the root lies above x
+    if below:
+        lo, flo = x, fx
+        if side == -1:
+            fhi *= 0.5
+        side = -1
+    else:
+        hi, fhi = x, fx
+        if side == 1:
+            flo *= 0.5
+        side = 1
+    return lo, hi, flo, fhi, side

@@ -1,0 +1,179 @@
+"""Issue 11's items, one test each: certify checks the point predictions use, never raises
+for an unavailable reference, refuses the wrong shapes; nonsense input is refused; the
+deterministic solvers validate random_state; the documented arguments are accepted; the
+former false alarms end ``optimal`` and certify."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import fast
+import refmodels as rm
+from refmodels.solution import Solution, SolverError
+from strategies import random_binary
+
+
+@pytest.fixture(scope="module")
+def svm_case():
+    X, y, k, _ = random_binary(3, m=40, d=4, kernel="linear")
+    p = rm.SVM(X, y, C=1.0, kernel=k)
+    return p, fast.solve(p)
+
+
+def test_certify_checks_w_against_coef(svm_case):
+    p, s = svm_case
+    assert p.certify(p.solution_from(w=s.w, coef=s.coef)).ok
+    bad = p.solution_from(w=s.w, coef=-s.coef)
+    cert = p.certify(bad)
+    assert not cert.ok and "w = F^T coef" in cert.failing
+
+
+def test_certify_reports_unavailable_reference(monkeypatch, svm_case):
+    p, s = svm_case
+    q = rm.SVM(p.X, np.where(p.y > 0, 1, -1), C=1.0)
+
+    def refuse(*a, **k):
+        raise SolverError("no reference point certifies (test)")
+
+    monkeypatch.setattr(q, "reference_solution", refuse)
+    cert = q.certify(q.solution_from(coef=s.coef), reference=True)
+    assert cert.ok
+    assert cert.values["reference_objective"] is None
+    assert any("reference optimum unavailable" in n for n in cert.notes)
+
+
+@pytest.mark.parametrize("bad", [None, "x", 3.0])
+def test_certify_refuses_non_solutions(svm_case, bad):
+    p, _ = svm_case
+    with pytest.raises(ValueError, match="sol must be"):
+        p.certify(bad)
+
+
+def test_certify_refuses_wrong_shapes(svm_case):
+    p, s = svm_case
+    with pytest.raises(ValueError, match="sol.coef"):
+        p.certify(Solution(objective=0.0, coef=np.zeros(p.m + 1)))
+    wrong_dual = Solution(objective=0.0, coef=s.coef, variables={"alpha": np.zeros(3)})
+    with pytest.raises(ValueError, match="alpha"):
+        p.certify(wrong_dual)
+    other = rm.SVM(p.X[:10], np.r_[1, -1, np.ones(8)], C=1.0)
+    with pytest.raises(ValueError, match="sol.coef"):
+        other.certify(s)
+
+
+@pytest.mark.parametrize("tol", [np.inf, np.nan, 0.0, -1e-6, "1e-6", True])
+def test_certify_refuses_nonsense_tol(svm_case, tol):
+    p, s = svm_case
+    with pytest.raises(ValueError, match="tol"):
+        p.certify(s, tol=tol)
+
+
+def test_complex_input_is_refused():
+    X = np.ones((4, 2)) + 1j
+    with pytest.raises(ValueError, match="X must be real"):
+        rm.SVM(X, [1, -1, 1, -1])
+    with pytest.raises(ValueError, match="real"):
+        rm.SVM(np.ones((4, 2)), [1, -1, 1, -1]).solution_from(coef=np.ones(4) * (1 + 1j))
+
+
+@pytest.mark.parametrize("make", [
+    lambda X, y: rm.SVMm(X, y), lambda X, y: rm.SVM(X, y, fit_intercept=True),
+    lambda X, y: rm.DRM(X, y, X[:2], alpha=1.0, beta=1.0),
+])
+def test_deterministic_solvers_validate_random_state(make):
+    X, y, _, _ = random_binary(1, m=20, d=3)
+    with pytest.raises(ValueError, match="random_state"):
+        fast.solve(make(X, y), random_state="garbage")
+    fast.solve(make(X, y), random_state=np.random.default_rng(0))    # accepted, ignored
+
+
+def test_estimators_accept_a_generator():
+    X, y, _, _ = random_binary(2, m=40, d=3)
+    clf = fast.ODMClassifier(random_state=np.random.default_rng(0)).fit(X, y)
+    assert clf.score(X, y) > 0.5
+
+
+def test_drr_classifier_accepts_q_inf_and_refuses_bad_method():
+    from sklearn.datasets import load_iris
+
+    X, y = load_iris(return_X_y=True)
+    clf = fast.DRRClassifier(q=np.inf, r=1, rho="identity").fit(X, y)
+    assert clf.score(X[::10], y[::10]) > 0.5
+    with pytest.raises(ValueError, match="method"):
+        fast.DRRClassifier(method="bogus").fit(X, y)
+
+
+def test_mklm_classifier_takes_name_params_pairs():
+    X, y, _, _ = random_binary(4, m=30, d=3)
+    clf = fast.MKLmClassifier(kernels=[("linear", {}), ("rbf", {"gamma": 0.5})]).fit(X, y)
+    assert clf.score(X, y) > 0.5
+
+
+def test_odm_theta_near_one_is_not_a_false_alarm():
+    from sklearn.datasets import load_breast_cancer
+
+    X, y = load_breast_cancer(return_X_y=True)
+    X, y = X[:200] / X.max(0), y[:200]
+    p = rm.ODM(X, y, lam=1.0, mu=0.5, theta=0.99995)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        s = fast.solve(p)
+    assert s.status == "optimal" and p.certify(s, reference=False).ok
+
+
+def test_linear_svm_on_large_features_is_not_a_false_alarm():
+    from sklearn.datasets import load_breast_cancer
+
+    X, y = load_breast_cancer(return_X_y=True)
+    X, y = 1e4 * X[:200] / X.max(0), y[:200]
+    p = rm.SVM(X, y, C=1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        s = fast.solve(p)
+    assert s.status == "optimal" and p.certify(s, reference=False).ok
+
+
+def test_loose_tol_is_converged_not_optimal():
+    """A point stopped at the caller's loose tolerance that does not meet the certificate is
+    ``converged``, not ``optimal`` (issue 14's last estimator item)."""
+    X, y, k, _ = random_binary(5, m=60, d=4, kernel="rbf")
+    p = rm.ODM(X, y, lam=100.0, mu=0.3, theta=0.2, kernel=k)
+    s = fast.solve(p, tol=1e-1)
+    ok = p.certify(s, reference=False).ok
+    assert (s.status == "optimal") == ok
+    if not ok:
+        assert s.status == "converged"
+
+
+def test_certificate_says_where_it_would_hold_and_why():
+    """A point stopped at a looser tolerance: the certificate names the smallest tol at which
+    it holds and the likely cause; the compact text summarises arrays (issue 14)."""
+    from sklearn.svm import SVC
+
+    X, y, _, _ = random_binary(6, m=80, d=4)
+    est = SVC(kernel="linear", C=1.0, tol=1e-2).fit(X, y)
+    prob = rm.SVM(X, y, C=1.0, fit_intercept=True)
+    coef = np.zeros(len(y))
+    coef[est.support_] = est.dual_coef_[0]
+    cert = prob.certify(prob.solution_from(coef=coef, intercept=est.intercept_[0]))
+    assert not cert.ok
+    assert cert.holds_at == max(abs(s) for _, s in cert.residuals.values())
+    assert prob.certify(prob.solution_from(coef=coef, intercept=est.intercept_[0]),
+                        tol=cert.holds_at * 1.01).ok
+    causes = cert.explain()
+    assert set(causes) == set(cert.failing)
+    text = str(cert)
+    assert "it would hold at tol >=" in text and "likely cause" in text
+    d = cert.to_dict()
+    assert d["holds_at"] == cert.holds_at and d["likely_causes"] == causes
+
+
+def test_certificate_explains_a_box_scaled_by_m():
+    X, y, _, _ = random_binary(7, m=40, d=3)
+    p = rm.SVM(X, y, C=1.0)
+    s = fast.solve(rm.SVM(X, y, C=40.0))          # C times m: alpha leaves [0, 1]
+    cert = p.certify(p.solution_from(coef=s.coef, dual={"alpha": s.variables["alpha"]}))
+    assert "dual feasibility" in cert.failing
+    assert "scaled by m" in cert.explain()["dual feasibility"]
