@@ -1,0 +1,168 @@
+"""Executable derivations: ``derive(FAMILY)`` walks primal → Lagrangian → stationarity →
+dual → map back to the primal → the solver's step, every step with a numerical check.
+
+Each step of a walk-through carries
+
+* its formula, as Unicode text (terminal) and as LaTeX (``--latex``, the documentation),
+* the paper and equation it corresponds to (the papers are listed in :data:`REFERENCES`;
+  "seed 000" … "seed 004" in docstrings across the package name these five papers),
+* one or more :class:`Check` objects: two quantities computed **independently** (for
+  instance the optimum of the primal solved by CVXPY and the optimum of the dual solved by
+  CVXPY, or a gradient derived by SymPy and the gradient typed from the paper), their
+  residual and the tolerance it must meet. A check can fail: perturb one side
+  (:meth:`Check.perturbed`) and it does;
+* where the paper has an erratum, an :class:`Erratum`: the printed version evaluated on the
+  same instance and shown **failing**, beside the corrected one, with both residuals.
+
+**Symbolic steps.** The gradients of the Lagrangians are computed by SymPy, not typed: the
+Lagrangian of each family is built as a SymPy expression over explicit symbols
+(``w0, w1, …``, ``xi0, …``, multipliers) on the walk-through's small instance,
+differentiated by ``sympy.diff`` and evaluated by ``sympy.lambdify``; the check compares
+that gradient with the stationarity condition as the paper states it, at a random point.
+Everything else (eliminations, duals) is checked numerically on the instance.
+
+The problem classes of :mod:`refmodels` (``rm.ODM``, ``rm.SVMm``, …) supply the reference
+optima and certificates; the solver steps (coordinate descent, SMO, the mcODM block
+solver by sorting, the reduced gradient, the proximal step) are re-derived here in plain
+NumPy so that they read like the papers.
+
+Usage::
+
+    import refmodels as rm
+    wt = rm.derive("ODM", seed=0)     # or refmodels.derive.derive
+    print(wt)                         # Unicode
+    wt.ok                             # every check passes, every erratum's printed form fails
+    wt.to_latex(); wt.to_markdown(); wt.to_rst()
+
+and on the console ``refmodels derive ODM [--latex] [--seed N]``.
+
+Layout: :mod:`.core` holds the shared machinery (the papers, the families and their
+errata, :class:`Check`, :class:`Erratum`, :class:`Step`, :class:`Walkthrough` and its
+renderings, the helpers); one module per family mirrors the package (:mod:`.svm`,
+:mod:`.odml` for ODML and LDM, :mod:`.odm`, :mod:`.mcodm`, :mod:`.svmm`, :mod:`.mklm`,
+:mod:`.drr`); this module holds the entry points (:func:`derive`, and ``add_parser`` /
+``run`` for ``refmodels derive``).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .core import (ERRATA, FAMILIES, REFERENCES, _ALIASES, Check, Erratum, Step,  # noqa: F401
+                   Walkthrough)
+from .drr import _drr
+from .mcodm import _block_cvxpy, _mcodm, mcodm_block_alg4_printed, mcodm_block_sort  # noqa: F401
+from .mklm import _mklm, reduced_gradient_direction  # noqa: F401
+from .odm import _odm
+from .odml import _margin_distribution
+from .svm import _svm
+from .svmm import _svmm, _svmm_primal_cvxpy, smo_pair_step  # noqa: F401
+
+__all__ = ["derive", "FAMILIES", "REFERENCES", "ERRATA", "Walkthrough", "Step", "Check",
+           "Erratum", "add_parser", "run"]
+
+
+_BUILDERS = {
+    "SVM": _svm,
+    "ODML": lambda s: _margin_distribution("ODML", s),
+    "LDM": lambda s: _margin_distribution("LDM", s),
+    "ODM": _odm,
+    "McODM": _mcodm,
+    "SVMm": _svmm,
+    "MKLm": _mklm,
+    "DRR": _drr,
+}
+
+
+def _family(name):
+    if not isinstance(name, str):
+        raise ValueError(f"family must be a string, one of {list(FAMILIES)}; got {name!r}")
+    for f in FAMILIES:
+        if f.lower() == name.lower():
+            return f
+    if name.upper() in _ALIASES:
+        return _ALIASES[name.upper()]
+    raise ValueError(f"family must be one of {list(FAMILIES)} (or EpsSVM, EpsMKL, DRM, "
+                     f"RelaxedMcODM); got {name!r}")
+
+
+def derive(family, seed=0, latex=False):
+    """Walk through the derivation of ``family`` on a small random instance.
+
+    Parameters
+    ----------
+    family : str
+        ``"SVM"``, ``"ODML"``, ``"LDM"``, ``"ODM"``, ``"McODM"``, ``"SVMm"`` (also for
+        ``"EpsSVM"``), ``"MKLm"`` (also ``"EpsMKL"``) or ``"DRR"`` (also ``"DRM"``);
+        case-insensitive.
+    seed : int
+        Seed of the random instance (every check must hold on every seed).
+    latex : bool
+        If True, return the LaTeX rendering (a string) instead of the :class:`Walkthrough`.
+
+    Returns
+    -------
+    Walkthrough or str
+        The steps (primal → Lagrangian → stationarity → dual → map back → solver step),
+        each with its formula, source and checks; ``.ok`` is True when every check passes
+        and every erratum's printed version fails.
+    """
+    import warnings
+
+    fam = _family(family)
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer; got {seed!r}")
+    if not isinstance(latex, (bool, np.bool_)):
+        raise ValueError(f"latex must be True or False; got {latex!r}")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        wt = _BUILDERS[fam](int(seed))
+    return wt.to_latex() if latex else wt
+
+
+def add_parser(subparsers):
+    """Add ``derive FAMILY [--latex] [--seed N]`` to the ``refmodels`` command line."""
+    p = subparsers.add_parser(
+        "derive", help="walk through a family's derivation, every step checked numerically",
+        description="Print the derivation of a family (primal, Lagrangian, stationarity, dual, "
+                    "map back, the solver's step) with a numerical check per step and the "
+                    "papers' errata shown failing. Exit 0 iff every check holds.")
+    p.add_argument("family", help=f"one of {', '.join(FAMILIES)} (EpsSVM, EpsMKL, DRM accepted)")
+    p.add_argument("--latex", action="store_true", help="print LaTeX instead of Unicode")
+    p.add_argument("--markdown", action="store_true", help="print Markdown instead of Unicode")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random instance (default 0)")
+    p.set_defaults(func=run)
+    return p
+
+
+def run(args):
+    """Run ``refmodels derive``: print the walk-through; 0 if it holds, 1 if not."""
+    wt = derive(args.family, seed=args.seed)
+    if args.latex:
+        print(wt.to_latex())
+    elif getattr(args, "markdown", False):
+        print(wt.to_markdown())
+    else:
+        print(wt)
+    return 0 if wt.ok else 1
+
+
+class _CallableModule(type(math)):
+    """``refmodels.derive`` is both this module and the function :func:`derive`: importing
+    the submodule rebinds the package attribute ``refmodels.derive`` to the module, so the
+    module forwards calls to the function (``rm.derive("ODM")`` works either way)."""
+
+    def __call__(self, family, seed=0, latex=False):
+        return derive(family, seed=seed, latex=latex)
+
+
+import sys as _sys  # noqa: E402
+
+_sys.modules[__name__].__class__ = _CallableModule
+
+# ``rm.derive`` may be bound to the function (``from .derive import derive`` in the package)
+# while the command line asks ``refmodels.derive`` for ``add_parser``/``run``: the function
+# carries both, so either binding serves both uses.
+derive.add_parser = add_parser
+derive.run = run
