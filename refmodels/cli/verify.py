@@ -1,0 +1,370 @@
+"""``refmodels verify``, the main job: every family's primal and dual solved on built-in data
+by the reference (CVXPY), both certified, one row per family and kernel printed as it
+finishes; with the fast solvers present, their columns too (the one place where refmodels
+reaches into :mod:`fast`, lazily), and a legend at the end. Exit status 1 if any
+certificate fails."""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import warnings
+
+import numpy as np
+
+import refmodels as rm
+from refmodels import datasets
+from refmodels.kernels import RBF, Linear
+
+from ._common import FAMILIES, _TRANSDUCTIVE, CLIError, _describe, _json_safe
+
+
+def _binary_data(m=120):
+    X, y = datasets.load("heart")
+    return X[:m], y[:m]
+
+
+def _case(family, kernel, data, params, make, setting=""):
+    return {"family": family, "kernel": kernel, "data": data, "params": params,
+            "setting": setting, "make": make}
+
+
+def _cases():
+    """The rows of the table: family (the name ``certify`` takes), kernel, data, the
+    hyperparameters (for the legend), a short setting note and a factory."""
+    Xb, yb = _binary_data()
+    d = Xb.shape[1]
+    kernels = {"linear": Linear(), "rbf": RBF(gamma=1.0 / d)}
+    klabel = {"linear": "linear", "rbf": f"rbf(gamma=1/{d})"}
+    rows = []
+    binary = [
+        ("SVM", rm.SVM, {"C": 1.0}, ""),
+        ("SVM", rm.SVM, {"C": 1.0, "fit_intercept": True}, "fit_intercept=True"),
+        ("ODML", rm.ODML, {"lam": 100.0, "mu1": 0.5, "mu2": 0.1}, ""),
+        ("LDM", rm.LDM, {"C": 1.0, "lam1": 0.25, "lam2": 0.1}, ""),
+        ("ODM", rm.ODM, {"lam": 1.0, "mu": 0.5, "theta": 0.3}, ""),
+        ("SVMm", rm.SVMm, {"C1": 1.0, "C2": 0.5, "eps": 0.5}, ""),
+        ("EpsSVM", rm.EpsSVM, {"C1": 1.0, "C2": 0.5}, ""),
+    ]
+    for fam, cls, params, setting in binary:
+        for kname, k in kernels.items():
+            rows.append(_case(fam, kname, f"heart[{len(yb)}]", {**params, "kernel": klabel[kname]},
+                              lambda cls=cls, params=params, k=k: cls(Xb, yb, kernel=k, **params),
+                              setting))
+    # multi-class: mcODM (Alg. 3 outer loop; both forms of the inner relaxed QP) on iris
+    Xi, yi = datasets.load("iris")
+    Xi, yi = Xi[::2], yi[::2]
+    p = {"lam": 1.0, "mu": 0.5, "theta": 0.3}
+    for kname, k in {"linear": Linear(), "rbf": RBF(gamma=0.25)}.items():
+        rows.append(_case("McODM", kname, f"iris[{len(yi)}]",
+                          {**p, "kernel": "linear" if kname == "linear" else "rbf(gamma=0.25)"},
+                          lambda k=k, p=p: rm.McODM(Xi, yi, kernel=k, **p)))
+    # MKLm: two base kernels of different scales
+    Xm, ym = Xb[:80], yb[:80]
+    p = {"C1": 1.0, "C2": 0.5, "eps": 0.5}
+    rows.append(_case("MKLm", "lin+rbf", f"heart[{len(ym)}]",
+                      {**p, "base kernels": f"linear, rbf(gamma=1/{Xm.shape[1]})"},
+                      lambda p=p: rm.MKLm(Xm, ym, kernels=[Linear(),
+                                                           RBF(gamma=1.0 / Xm.shape[1])], **p)))
+    # DRR / DRM (seed 004): training points and a batch of test points from wine
+    Xw, yw = datasets.load("wine")
+    Xtr, ytr, Xte = Xw[::3], yw[::3], Xw[1::15]
+    dw = Xw.shape[1]
+    for kname, k in {"linear": Linear(), "rbf": RBF(gamma=1.0 / dw)}.items():
+        data = f"wine[{len(ytr)}x{len(Xte)}]"
+        kl = "linear" if kname == "linear" else f"rbf(gamma=1/{dw})"
+        p = {"alpha": 1.0, "beta": 1.0}
+        rows.append(_case("DRM", kname, data, {**p, "kernel": kl},
+                          lambda k=k, p=p: rm.DRM(Xtr, ytr, Xte, kernel=k, **p)))
+        q = {"alpha": 1.0, "beta": 1.0, "q": 2, "r": 1, "rho": "identity"}
+        rows.append(_case("DRR", kname, data, {**q, "kernel": kl},
+                          lambda k=k, q=q: rm.DRR(Xtr, ytr, Xte, kernel=k, **q),
+                          "q=2, r=1"))
+    return rows
+
+
+def _verify_row(case, use_fast, progress=None):
+    row = {k: case[k] for k in ("family", "setting", "kernel", "data")}
+    row["params"] = {k: v for k, v in case["params"].items()}
+    try:
+        prob = case["make"]()
+    except (ImportError, AttributeError) as exc:       # family not available in this build
+        row.update(verdict="N/A", error=str(exc))
+        return row
+    except Exception as exc:                            # noqa: BLE001 - reported in the row
+        row.update(verdict="ERROR", error=_describe(exc))
+        return row
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            t0 = time.perf_counter()
+            sp = prob.solve(form="primal")
+            sd = prob.solve(form="dual")
+            cp = prob.certify(sp, reference=sd)
+            cd = prob.certify(sd, reference=sp)
+            row["time"] = time.perf_counter() - t0
+    except Exception as exc:                            # noqa: BLE001 - reported in the row
+        row.update(verdict="ERROR", error=_describe(exc))
+        return row
+    P = float(np.sum(sp.objective))
+    D = float(np.sum(cd.values["dual_objective"]))
+    row.update(P=P, D=D, gap=abs(P - D) / (1 + abs(P)),
+               kkt=max(abs(cp.worst[1]), abs(cd.worst[1])),
+               ok=cp.ok and cd.ok)
+    failing = sorted(set(cp.failing) | set(cd.failing))
+    if failing:
+        row["failing"] = failing
+    if use_fast:
+        try:
+            _fast_columns(prob, sp, row, progress)
+        except Exception as exc:                        # noqa: BLE001 - reported in the row
+            row["fast_ok"] = False
+            row.setdefault("failing", []).append(f"fast: {_describe(exc)}")
+    row["verdict"] = "OK" if row["ok"] and row.get("fast_ok", True) else "FAIL"
+    return row
+
+
+def _fast_columns(prob, ref, row, progress=None):
+    try:
+        import fast
+    except ImportError:
+        return
+    t0 = time.perf_counter()
+    if progress:
+        progress.start(row)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fast.solve(prob)                    # JIT warm-up (compile time not in the column)
+    except ValueError as exc:
+        if "no fast solver" in str(exc):
+            if progress:
+                progress.done(row, None)
+            return
+        raise
+    row["fast_warmup"] = time.perf_counter() - t0
+    if progress:
+        progress.done(row, row["fast_warmup"])
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sol = fast.solve(prob)
+    row["fast_time"] = time.perf_counter() - t0
+    cert = prob.certify(sol, reference=ref)
+    row["fast_gap"] = abs(float(np.sum(sol.objective)) - row["P"]) / (1 + abs(row["P"]))
+    row["fast_ok"] = cert.ok
+    if not cert.ok:
+        row.setdefault("failing", []).extend(f"fast:{f}" for f in cert.failing)
+
+
+def _fast_cache_cold():
+    """True when numba's on-disk cache of :mod:`fast` looks missing or stale (a first run on
+    this machine, or sources changed since): an index file per cached module, no older than
+    its source. ``None`` when it cannot tell (``fast`` absent, a custom cache directory)."""
+    try:
+        import fast
+        from numba.core import config as nb_config
+    except Exception:                                   # noqa: BLE001
+        return None
+    if getattr(nb_config, "CACHE_DIR", ""):
+        return None
+    pkg = os.path.dirname(os.path.abspath(fast.__file__))
+    cache = os.path.join(pkg, "__pycache__")
+    try:
+        cached = os.listdir(cache)
+    except OSError:
+        return True
+    for name in os.listdir(pkg):
+        if not name.endswith(".py"):
+            continue
+        src = os.path.join(pkg, name)
+        try:
+            with open(src, encoding="utf-8") as fh:
+                if "cache=True" not in fh.read():
+                    continue
+            mod = name[:-3]
+            idx = [os.path.join(cache, f) for f in cached
+                   if f.startswith(mod + ".") and f.endswith(".nbi")]
+            if not idx or max(os.path.getmtime(f) for f in idx) < os.path.getmtime(src):
+                return True
+        except OSError:
+            return None
+    return False
+
+
+class _Progress:
+    """Progress of the fast warm-up solves on stderr while numba compiles."""
+
+    def __init__(self, total, out):
+        self.total, self.out, self.i, self.compiled = total, out, 0, 0.0
+
+    def start(self, row):
+        self.i += 1
+        print(f"  [{self.i}/{self.total}] {row['family']} {row['kernel']}: compiling the fast "
+              "solver (or loading it from the cache) ...", end="", file=self.out, flush=True)
+
+    def done(self, row, seconds):
+        if seconds is None:
+            print(" no fast solver", file=self.out, flush=True)
+        else:
+            self.compiled += seconds
+            print(f" {seconds:.1f} s", file=self.out, flush=True)
+
+
+_COLS = (f"{'family':<7} {'setting':<18} {'kernel':<7} {'data':<11} {'P*':>14} {'D*':>14} "
+         f"{'gap':>9} {'worst KKT':>9} {'time[s]':>8}")
+
+
+def _row_head(fast_cols):
+    head = _COLS + (f" {'fast gap':>9} {'fast[s]':>8}" if fast_cols else "") + "  verdict"
+    return head + "\n" + "-" * len(head)
+
+
+def _row_line(r, fast_cols):
+    lead = f"{r['family']:<7} {r.get('setting', ''):<18} {r['kernel']:<7} {r['data']:<11}"
+    if r["verdict"] in ("N/A", "ERROR"):
+        word = "not available" if r["verdict"] == "N/A" else "ERROR"
+        return f"{lead} {word}: {r['error']}"
+    line = (f"{lead} {r['P']:14.8g} {r['D']:14.8g} {r['gap']:9.1e} {r['kkt']:9.1e} "
+            f"{r['time']:8.2f}")
+    if fast_cols:
+        if "fast_time" in r:
+            line += f" {r['fast_gap']:9.1e} {r['fast_time']:8.3f}"
+        else:
+            line += f" {'-':>9} {'-':>8}"
+    line += f"  {r['verdict']}"
+    if r.get("failing"):
+        line += f" ({', '.join(r['failing'])})"
+    return line
+
+
+def _print_table(rows, out):
+    """The whole table at once (kept for importers; ``verify`` prints row by row)."""
+    fast_cols = any("fast_time" in r for r in rows)
+    print(_row_head(fast_cols), file=out)
+    for r in rows:
+        print(_row_line(r, fast_cols), file=out)
+
+
+def _legend(rows, fast_cols):
+    lines = [
+        "",
+        "Columns:",
+        "  P*         the primal objective at the reference primal solution (CVXPY, Clarabel),",
+        "             in SPEC's canonical scaling",
+        "  D*         the dual objective at the reference dual solution",
+        "  gap        duality gap |P* - D*| / (1 + |P*|)",
+        "  worst KKT  the largest scaled residual (feasibility, complementarity, stationarity,",
+        "             duality and objective gaps) of the two certificates: the primal solution",
+        "             certified against the dual one, and the dual against the primal",
+        "  time[s]    both reference solves and both certificates",
+    ]
+    if fast_cols:
+        lines += [
+            "  fast gap   |P(fast point) - P*| / (1 + |P*|) for the fast (numba) solver's point,",
+            "             which is certified too",
+            "  fast[s]    one fast solve, timed after a warm-up solve (compilation not included)",
+        ]
+    lines += [
+        "  verdict    OK when every certificate of the row holds at tol 1e-6 (scaled residuals)",
+    ]
+    if any(r["family"] in _TRANSDUCTIVE for r in rows):
+        lines += ["  DRR and DRM rows: one problem per test point; P* and D* are sums over the "
+                  "test points",
+                  "             (data wine[train x test]), the residuals the worst over them"]
+    lines += ["", "Hyperparameters of each row (certify takes the same names: "
+                  "--family NAME --param name=value):"]
+    seen = set()
+    for r in rows:
+        params = ", ".join(f"{k}={_fmt_param(v)}" for k, v in r["params"].items())
+        key = (r["family"], params, r["data"])
+        if key in seen:
+            continue
+        seen.add(key)
+        lines.append(f"  {r['family']:<7} {r['data']:<11} {params}")
+    return "\n".join(lines)
+
+
+def _fmt_param(v):
+    if isinstance(v, float) and v == int(v) and abs(v) < 1e15:
+        return str(int(v))
+    return str(v)
+
+
+def _select_families(requested):
+    if not requested:
+        return None
+    known = sorted({c for c in _verify_families()}, key=FAMILIES.index)
+    out = set()
+    for item in requested:
+        for name in item.split(","):
+            name = name.strip()
+            if not name:
+                continue
+            match = [f for f in known if f.lower() == name.lower()]
+            if not match:
+                extra = (f" ({name} is certifiable with 'refmodels certify' but has no row in "
+                         "verify)") if name.lower() in {f.lower() for f in FAMILIES} else ""
+                raise CLIError(f"--family must be one of {', '.join(known)} (case-insensitive); "
+                               f"got {name!r}{extra}")
+            out.add(match[0])
+    if not out:
+        raise CLIError("--family needs a family name")
+    return out
+
+
+def _verify_families():
+    """The families with a row in ``verify``: the registry's, in its order (EpsMKL is
+    certifiable but has no row of its own)."""
+    rows = {c["family"] for c in _cases()}
+    return tuple(n for n in FAMILIES if n in rows)
+
+
+def cmd_verify(args):
+    chosen = _select_families(args.family)
+    cases = [c for c in _cases() if chosen is None or c["family"] in chosen]
+    use_fast = not args.no_fast
+    out = sys.stdout
+    progress = None
+    if use_fast:
+        cold = _fast_cache_cold()
+        if cold:
+            print("refmodels verify: first run on this machine (or the fast solvers changed): "
+                  "compiling the fast solvers with numba, once; later runs load them from the "
+                  "cache. Progress:", file=sys.stderr, flush=True)
+            progress = _Progress(len(cases), sys.stderr)
+    rows = []
+    t0 = time.perf_counter()
+    fast_cols = use_fast and _fast_available()
+    if not args.json:
+        print(f"refmodels verify: {len(cases)} rows, each the primal and the dual solved by the "
+              "reference (CVXPY) and certified" + ("; plus the fast solver" if fast_cols else ""),
+              file=out, flush=True)
+        print(_row_head(fast_cols), file=out, flush=True)
+    for case in cases:
+        row = _verify_row(case, use_fast=use_fast, progress=progress)
+        rows.append(row)
+        if not args.json:
+            print(_row_line(row, fast_cols), file=out, flush=True)
+    elapsed = time.perf_counter() - t0
+    if args.json:
+        print(json.dumps(_json_safe(rows), indent=1), file=out)
+    else:
+        n_ok = sum(r["verdict"] == "OK" for r in rows)
+        print(f"\n{n_ok} of {len(rows)} rows certified (tol 1e-6, scaled residuals) "
+              f"in {elapsed:.1f} s", file=out)
+        if any("fast_time" in r for r in rows):
+            warm = sum(r.get("fast_warmup", 0.0) - r.get("fast_time", 0.0) for r in rows)
+            print(f"fast columns: one solve after a warm-up solve; warm-up minus solve time "
+                  f"(numba compilation or cache loading) {warm:.1f} s in all", file=out)
+        print(_legend(rows, fast_cols), file=out, flush=True)
+    return 0 if all(r["verdict"] in ("OK", "N/A") for r in rows) else 1
+
+
+def _fast_available():
+    try:
+        import fast  # noqa: F401
+    except ImportError:
+        return False
+    return True
