@@ -1,0 +1,161 @@
+"""Seed 001 (LDM), Tables 2 (linear) and 3 (RBF): LDM against SVM.
+
+Protocol (seed 001 §4.1): features scaled into [0, 1]; half of the examples drawn at random
+for training, the rest for testing (the paper: 30 repeats; full mode here: ``--repeats``,
+default 10); 5-fold CV on the training half over C in {10, 50, 100} (SVM and LDM),
+lambda1 and lambda2 in {2^-8, 2^-7, ..., 2^-2} (LDM), RBF width sigma in
+{2^-2, 2^-1, 2^0, 2^1, 2^2} x delta with delta the average distance between training
+instances (kernel exp(-||x - z||^2 / (2 sigma^2))). The SVM is the same model without the
+margin terms, ``1/2||w||^2 + C sum xi`` without bias (the LDM has none).
+
+    python validation/reproduce/seed001_ldm.py --quick
+    python validation/reproduce/seed001_ldm.py [--repeats 30]
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import numpy as np  # noqa: E402
+
+import _binary  # noqa: E402
+from _common import (fit_grid, load, minmax, mode, outdir, parser, print_seeds,  # noqa: E402
+                     run_cells, select, split, warmup)
+
+NAME = "seed001_ldm"
+PAPER_NAMES = {"sonar": "sonar", "housevotes": "vote", "heart": "heart", "haberman": "haberman",
+               "wdbc": "wdbc", "australian": "austra", "german": "german"}
+DATA_NOTES = {
+    "heart": "KEEL heart has 13 features; the paper's heart row has 9",
+    "housevotes": "KEEL housevotes: 232 rows without missing values (paper's vote)",
+    "wdbc": "KEEL wdbc has 30 features, the paper's Table 1 says 14",
+    "australian": "KEEL australian has 14 features (paper's austra: 15)",
+    "german": "KEEL german has 20 features; the paper's german has 59 (a coded version)",
+    "haberman": "KEEL haberman has 3 features (paper's Table 1: 14)",
+}
+# Seed 001 Table 2 (linear), columns SVM and LDM (fractions x 100)
+T2 = {
+    "sonar": {"SVM": (72.5, 3.9), "LDM": (73.6, 3.6)},
+    "vote": {"SVM": (93.4, 2.2), "LDM": (97.0, 1.4)},
+    "heart": {"SVM": (79.9, 2.9), "LDM": (79.1, 3.0)},
+    "haberman": {"SVM": (73.4, 3.0), "LDM": (73.8, 2.0)},
+    "wdbc": {"SVM": (96.3, 1.2), "LDM": (96.8, 1.1)},
+    "austra": {"SVM": (85.7, 1.3), "LDM": (85.9, 1.5)},
+    "german": {"SVM": (71.1, 3.0), "LDM": (73.8, 1.6)},
+}
+# Seed 001 Table 3 (RBF), columns SVM and LDM
+T3 = {
+    "sonar": {"SVM": (84.2, 3.4), "LDM": (84.6, 3.2)},
+    "vote": {"SVM": (94.6, 1.6), "LDM": (96.8, 1.3)},
+    "heart": {"SVM": (80.8, 2.5), "LDM": (82.2, 2.9)},
+    "haberman": {"SVM": (72.7, 2.4), "LDM": (73.1, 2.7)},
+    "wdbc": {"SVM": (95.1, 1.1), "LDM": (96.1, 1.0)},
+    "austra": {"SVM": (85.3, 1.3), "LDM": (85.7, 1.4)},
+    "german": {"SVM": (73.1, 1.9), "LDM": (74.3, 1.6)},
+}
+QUICK_DATASETS = ["housevotes", "wdbc"]
+
+
+def grids(quick):
+    if quick:
+        return dict(C=[10.0, 100.0], lam=[2.0 ** -8, 2.0 ** -5, 2.0 ** -2],
+                    width=[2.0 ** -1, 2.0 ** 1])
+    return dict(C=[10.0, 50.0, 100.0], lam=[2.0 ** p for p in range(-8, -1)],
+                width=[2.0 ** p for p in range(-2, 3)])
+
+
+def avg_distance(X):
+    from scipy.spatial.distance import pdist
+
+    return float(np.mean(pdist(X)))
+
+
+def make_run(quick, tol, max_iter, bias=False):
+    import fast
+
+    G = grids(quick)
+
+    def run(cell):
+        X, y = load(cell["dataset"])
+        X = minmax(X)
+        if bias:
+            X = np.c_[X, np.ones(len(X))]
+        Xtr, Xte, ytr, yte = split(X, y, 0.5, cell["seed"])
+        extra = {}
+        if cell["kernel"] == "rbf":
+            delta = avg_distance(Xtr)
+            gam = {"gamma": [1.0 / (2.0 * (w * delta) ** 2) for w in G["width"]]}
+            extra["delta"] = delta
+        else:
+            gam = {}
+        if cell["method"] == "SVM":
+            est = fast.SVMClassifier(fit_intercept=False, kernel=cell["kernel"], tol=tol,
+                                     max_iter=max_iter)
+            grid = {"C": G["C"], **gam}
+        else:
+            est = fast.LDMClassifier(kernel=cell["kernel"], tol=tol, max_iter=max_iter)
+            grid = {"C": G["C"], "lam1": G["lam"], "lam2": G["lam"], **gam}
+        res = fit_grid(est, grid, Xtr, ytr, Xte, yte, cv=5, seed=cell["seed"])
+        res["split_seed"] = cell["seed"]
+        res["extra"] = extra
+        return res
+
+    return run
+
+
+def main(argv=None):
+    p = parser(__doc__.split("\n\n")[0])
+    p.add_argument("--kernels", default="linear,rbf")
+    p.add_argument("--tol", type=float, default=1e-3, help="solver tolerance (CV and refit)")
+    p.add_argument("--max-iter", type=int, default=None)
+    p.add_argument("--bias-feature", action="store_true",
+                   help="append a constant feature 1 after scaling (a regularised bias; not "
+                        "the seed's model, which has none); results in <script>_bias/")
+    args = p.parse_args(argv)
+    datasets = select(args, QUICK_DATASETS if args.quick and not args.datasets
+                      else list(PAPER_NAMES))
+    kernels = [k.strip() for k in args.kernels.split(",")]
+    repeats = args.repeats or (2 if args.quick else 10)
+    seeds = [args.seed + r for r in range(repeats)]
+    out = outdir(args, NAME + ("_bias" if args.bias_feature else ""))
+    print(f"{NAME} ({mode(args)}): data sets {datasets}, kernels {kernels}, {repeats} splits")
+    print_seeds(seeds)
+    if not args.no_warmup:
+        print(f"numba warm-up {warmup():.1f} s")
+    methods = ["SVM", "LDM"]
+    cells = _binary.make_cells(datasets, kernels, methods, seeds)
+    rows = run_cells(cells, make_run(args.quick, args.tol, args.max_iter, args.bias_feature),
+                     out / f"{mode(args)}_cells.csv", _binary.KEYS, args, NAME)
+    G = grids(args.quick)
+    protocol = (f"seed 001 §4.1: features min-max scaled to [0, 1]; {repeats} random stratified "
+                f"50/50 splits (seeds {seeds[0]}..{seeds[-1]}; paper: 30); 5-fold stratified CV "
+                f"on the training half over C in {G['C']}, lambda1, lambda2 in "
+                f"{{{', '.join(f'2^{int(np.log2(v))}' for v in G['lam'])}}} (LDM), RBF sigma in "
+                f"{G['width']} x delta (delta = mean pairwise distance of the training half); "
+                f"no bias for either model; solver tol {args.tol}. "
+                + ("QUICK MODE: reduced grid and 2 splits, so only indicative." if args.quick
+                   else "Full mode: the paper's grids."))
+    notes = ["Paper columns: seed 001 Tables 2 (linear) and 3 (RBF), mean ± std over 30 "
+             "splits (printed as fractions; x 100 here).",
+             "A flag means |ours - paper| > the paper's std; with n splits our own standard "
+             "error is about std/sqrt(n).",
+             "Seed 001 leaves the RBF form open; we read 'width sigma' as "
+             "exp(-||x-z||^2/(2 sigma^2)).",
+             "Expect LDM = SVM here. In SPEC's LDM (= seed 001 eq. 3: 1/2||w||^2 + lambda1 "
+             "gamma_hat - lambda2 gamma_m + C sum xi) with the paper's grid, C in {10, 50, 100} "
+             "and lambda1, lambda2 <= 2^-2, the margin terms are tiny next to C sum xi: "
+             "measured on wdbc (50/50 split, linear, C = 10), ||w_LDM - w_SVM|| / ||w_SVM|| is "
+             "1.3e-4 at lambda = 2^-8 and 8e-3 at 2^-2 (housevotes: 9e-4, 5e-2), with the same "
+             "test accuracy; the two only part at lambda >= 16. The paper's LDM gains therefore "
+             "suggest that its code scaled the terms differently (e.g. C or the lambdas per "
+             "sample); we keep the printed grid and report the consequence."]
+    return _binary.report(rows, datasets, kernels, methods, {"linear": T2, "rbf": T3},
+                          PAPER_NAMES, DATA_NOTES, out,
+                          "Seed 001 Tables 2-3: LDM vs SVM (accuracy %)", protocol, notes,
+                          quick=args.quick)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,227 @@
+"""Seed 002 (ODM journal version), Tables 2 (linear) and 3 (RBF): ODM and ODM^L against SVM.
+Seed 000 (the conference version, Tables 2-3, 50/50 split) is shown beside it for reference.
+
+Protocol (seed 002 §7.1.1): features scaled into [0, 1]; 80/20 random split, repeated
+(the paper: 30 times; full mode here: ``--repeats``, default 10); on the training part,
+5-fold CV over lambda (ODM, ODM^L) or C in {2^0, 2^2, ..., 2^20}, mu and theta in
+{0.2, 0.4, 0.6, 0.8} (ODM), mu1 and mu2 in {2^-4, 2^-2, ..., 2^4} (ODM^L), RBF width
+gamma in {2^-4, 2^-2, 2^0, 2^2, 2^4} / d. The SVM is seed 002's eq. 2,
+``1/2||w||^2 + (lambda/m) sum xi`` without bias, with lambda on the same grid.
+
+    python validation/reproduce/seed002_odm.py --quick        # 2 data sets, 2 splits, small grid
+    python validation/reproduce/seed002_odm.py [--repeats 30] [--n-jobs 2]
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import _binary  # noqa: E402
+from _common import (SVMPerSample, mode, outdir, parser, pow2, print_seeds, run_cells,  # noqa: E402
+                     select, warmup)
+
+NAME = "seed002_odm"
+# our file -> the row name in seed 002's Tables 2-3
+PAPER_NAMES = {"sonar": "sonar", "housevotes": "vote", "heart": "heart-statlog",
+               "haberman": "haberman", "bupa": "liver-disorders", "wdbc": "wdbc",
+               "australian": "austra", "pima": "diabetes", "tic-tac-toe": "tic-tac-toe",
+               "german": "credit-g", "spambase": "spambase"}
+DATA_NOTES = {
+    "heart": "KEEL heart is Statlog heart (270 x 13), the paper's heart-statlog row",
+    "housevotes": "KEEL housevotes: 232 rows without missing values (paper's vote)",
+    "wdbc": "KEEL wdbc has 30 features, the paper's Table 1 says 14",
+    "australian": "KEEL australian has 14 features (paper's austra: 15)",
+    "german": "KEEL german is credit-g with 20 features",
+    "haberman": "KEEL haberman has 3 features (paper's Table 1: 14)",
+    "tic-tac-toe": "categorical features as ordinal codes",
+    "spambase": "KEEL spambase has 4,597 rows (UCI 4,601)",
+    "pima": "no bias: see the note on diabetes",
+}
+
+# Seed 002 Table 2 (linear kernel), columns SVM, ODM^L, ODM: mean, std (%)
+T2 = {
+    "sonar": {"SVM": (76.1, 3.0), "ODML": (75.0, 3.6), "ODM": (75.4, 3.8)},
+    "vote": {"SVM": (93.0, 2.2), "ODML": (97.0, 1.3), "ODM": (97.0, 1.3)},
+    "heart-statlog": {"SVM": (82.7, 2.4), "ODML": (84.0, 2.5), "ODM": (83.8, 2.7)},
+    "haberman": {"SVM": (74.2, 2.1), "ODML": (73.3, 3.1), "ODM": (74.3, 2.2)},
+    "liver-disorders": {"SVM": (67.3, 2.8), "ODML": (67.8, 3.0), "ODM": (67.7, 3.9)},
+    "wdbc": {"SVM": (95.9, 1.5), "ODML": (96.8, 1.0), "ODM": (96.9, 1.0)},
+    "austra": {"SVM": (85.6, 1.4), "ODML": (86.0, 1.4), "ODM": (86.4, 1.5)},
+    "diabetes": {"SVM": (65.6, 1.9), "ODML": (77.4, 1.6), "ODM": (77.4, 1.7)},
+    "tic-tac-toe": {"SVM": (64.9, 1.2), "ODML": (65.0, 1.8), "ODM": (66.4, 1.6)},
+    "credit-g": {"SVM": (75.1, 1.6), "ODML": (74.9, 1.6), "ODM": (75.2, 1.6)},
+    "spambase": {"SVM": (92.7, 0.5), "ODML": (92.3, 0.6), "ODM": (92.3, 0.7)},
+}
+# Seed 002 Table 3 (RBF kernel), columns SVM, ODM^L, ODM
+T3 = {
+    "sonar": {"SVM": (78.3, 3.0), "ODML": (85.7, 3.6), "ODM": (85.8, 3.6)},
+    "vote": {"SVM": (95.7, 1.6), "ODML": (97.0, 1.3), "ODM": (97.0, 1.3)},
+    "heart-statlog": {"SVM": (82.8, 2.9), "ODML": (84.0, 2.5), "ODM": (83.8, 2.5)},
+    "haberman": {"SVM": (74.2, 2.1), "ODML": (74.2, 2.2), "ODM": (74.2, 2.2)},
+    "liver-disorders": {"SVM": (71.8, 3.2), "ODML": (72.1, 3.2), "ODM": (72.3, 3.1)},
+    "wdbc": {"SVM": (97.1, 1.1), "ODML": (97.2, 1.0), "ODM": (97.4, 1.0)},
+    "austra": {"SVM": (85.7, 1.3), "ODML": (86.3, 1.4), "ODM": (86.2, 1.4)},
+    "diabetes": {"SVM": (77.4, 1.4), "ODML": (77.4, 1.3), "ODM": (77.8, 1.7)},
+    "tic-tac-toe": {"SVM": (98.2, 0.4), "ODML": (98.2, 0.4), "ODM": (98.4, 0.6)},
+    "credit-g": {"SVM": (75.3, 1.8), "ODML": (75.3, 1.7), "ODM": (75.8, 1.4)},
+    "spambase": {"SVM": (93.2, 0.5), "ODML": (93.5, 0.2), "ODM": (93.6, 0.4)},
+}
+# Seed 000 Tables 2 (linear) and 3 (RBF), 50/50 split, 30 repeats (fractions x 100)
+S0_T2 = {
+    "sonar": {"SVM": (72.5, 3.9), "ODML": (73.6, 3.6), "ODM": (74.1, 3.5)},
+    "vote": {"SVM": (93.4, 2.2), "ODML": (97.0, 1.4), "ODM": (96.8, 1.3)},
+    "heart-statlog": {"SVM": (82.6, 3.1), "ODML": (82.1, 2.2), "ODM": (83.6, 2.8)},
+    "haberman": {"SVM": (73.4, 3.0), "ODML": (73.8, 2.0), "ODM": (73.4, 1.8)},
+    "liver-disorders": {"SVM": (67.5, 3.0), "ODML": (68.1, 2.6), "ODM": (67.2, 3.0)},
+    "wdbc": {"SVM": (96.3, 1.2), "ODML": (96.8, 1.1), "ODM": (96.9, 1.1)},
+    "austra": {"SVM": (85.7, 1.3), "ODML": (85.9, 1.5), "ODM": (86.2, 1.3)},
+    "diabetes": {"SVM": (67.1, 1.9), "ODML": (67.0, 2.1), "ODM": (67.1, 2.0)},
+    "credit-g": {"SVM": (72.6, 4.1), "ODML": (74.5, 1.5), "ODM": (74.7, 1.6)},
+}
+S0_T3 = {
+    "sonar": {"SVM": (84.2, 3.4), "ODML": (84.6, 3.2), "ODM": (85.7, 2.9)},
+    "vote": {"SVM": (94.6, 1.6), "ODML": (96.8, 1.3), "ODM": (96.4, 1.1)},
+    "heart-statlog": {"SVM": (81.5, 2.7), "ODML": (82.9, 2.6), "ODM": (83.4, 2.4)},
+    "haberman": {"SVM": (72.7, 2.4), "ODML": (73.1, 2.7), "ODM": (74.2, 2.1)},
+    "liver-disorders": {"SVM": (71.9, 3.0), "ODML": (71.2, 3.1), "ODM": (72.1, 3.2)},
+    "wdbc": {"SVM": (95.1, 1.1), "ODML": (96.1, 1.0), "ODM": (97.4, 1.0)},
+    "austra": {"SVM": (85.3, 1.3), "ODML": (85.7, 1.4), "ODM": (86.2, 1.5)},
+    "diabetes": {"SVM": (77.3, 1.4), "ODML": (77.1, 1.4), "ODM": (77.7, 1.4)},
+    "credit-g": {"SVM": (75.1, 1.4), "ODML": (75.0, 1.6), "ODM": (75.7, 1.6)},
+}
+
+QUICK_DATASETS = ["heart", "sonar"]
+
+
+def grids(quick):
+    if quick:
+        # every few points of the paper's grids, spanning their range
+        return dict(lam=[2.0 ** p for p in (0, 5, 10)], mu=[0.2, 0.6], theta=[0.2, 0.6],
+                    mu12=[2.0 ** -4, 1.0, 2.0 ** 4], width=[2.0 ** -4, 1.0, 2.0 ** 4])
+    return dict(lam=[2.0 ** p for p in range(0, 21, 2)], mu=[0.2, 0.4, 0.6, 0.8],
+                theta=[0.2, 0.4, 0.6, 0.8], mu12=[2.0 ** p for p in range(-4, 5, 2)],
+                width=[2.0 ** p for p in (-4, -2, 0, 2, 4)])
+
+
+def builders(quick, tol, max_iter):
+    import fast
+
+    G = grids(quick)
+
+    def gam(kernel, X):
+        return {} if kernel == "linear" else {"gamma": [w / X.shape[1] for w in G["width"]]}
+
+    def svm(kernel, X):
+        return (SVMPerSample(kernel=kernel, tol=tol, max_iter=max_iter),
+                {"lam": G["lam"], **gam(kernel, X)})
+
+    def odml(kernel, X):
+        return (fast.ODMLClassifier(kernel=kernel, tol=tol, max_iter=max_iter),
+                {"lam": G["lam"], "mu1": G["mu12"], "mu2": G["mu12"], **gam(kernel, X)})
+
+    def odm(kernel, X):
+        return (fast.ODMClassifier(kernel=kernel, tol=tol, max_iter=max_iter),
+                {"lam": G["lam"], "mu": G["mu"], "theta": G["theta"], **gam(kernel, X)})
+
+    return {"SVM": svm, "ODML": odml, "ODM": odm}
+
+
+def path_builders(quick, tol, max_iter):
+    """``--search path``: ODM and ODML through ``fast.ODMClassifierCV`` /
+    ``fast.ODMLClassifierCV`` (warm-started lambda paths); the SVM stays on GridSearchCV (its
+    C = lambda/m depends on the fold size, which a C path cannot follow)."""
+    try:
+        from fast import cv as fast_cv
+    except ImportError:
+        raise SystemExit("--search path needs fast/cv.py (the cross-validated estimators)") \
+            from None
+
+    G = grids(quick)
+
+    def gam(kernel, X):
+        return None if kernel == "linear" else [w / X.shape[1] for w in G["width"]]
+
+    def odml(kernel, X):
+        return (lambda g: fast_cv.ODMLClassifierCV(lams=G["lam"], mu1s=G["mu12"], mu2s=G["mu12"],
+                                                kernel=kernel, gamma=g or "scale", tol=tol,
+                                                max_iter=max_iter)), gam(kernel, X)
+
+    def odm(kernel, X):
+        return (lambda g: fast_cv.ODMClassifierCV(lams=G["lam"], mus=G["mu"], thetas=G["theta"],
+                                               kernel=kernel, gamma=g or "scale", tol=tol,
+                                               max_iter=max_iter)), gam(kernel, X)
+
+    return {"ODML": odml, "ODM": odm}
+
+
+def main(argv=None):
+    p = parser(__doc__.split("\n\n")[0])
+    p.add_argument("--kernels", default="linear,rbf")
+    p.add_argument("--tol", type=float, default=1e-3,
+                   help="solver tolerance inside CV and refit (LIBODM's eps 1e-3)")
+    p.add_argument("--max-iter", type=int, default=None)
+    p.add_argument("--search", choices=["grid", "path"], default="grid",
+                   help="grid: GridSearchCV; path: fast.ODMClassifierCV / ODMLClassifierCV "
+                        "(warm-started paths, much faster on the full grids)")
+    p.add_argument("--bias-feature", action="store_true",
+                   help="append a constant feature 1 after scaling (a regularised bias; not "
+                        "the seed's model, which has none); results in <script>_bias/")
+    args = p.parse_args(argv)
+    datasets = select(args, QUICK_DATASETS if args.quick and not args.datasets
+                      else list(PAPER_NAMES))
+    kernels = [k.strip() for k in args.kernels.split(",")]
+    repeats = args.repeats or (2 if args.quick else 10)
+    seeds = [args.seed + r for r in range(repeats)]
+    out = outdir(args, NAME + ("" if args.search == "grid" else "_path")
+                 + ("_bias" if args.bias_feature else ""))
+    print(f"{NAME} ({mode(args)}): data sets {datasets}, kernels {kernels}, {repeats} splits")
+    print_seeds(seeds)
+    if not args.no_warmup:
+        print(f"numba warm-up {warmup():.1f} s")
+    methods = ["SVM", "ODML", "ODM"]
+    cells = _binary.make_cells(datasets, kernels, methods, seeds)
+    run = _binary.cell_runner(builders(args.quick, args.tol, args.max_iter), train_size=0.8,
+                              path_builders=(path_builders(args.quick, args.tol, args.max_iter)
+                                             if args.search == "path" else None),
+                              bias_feature=args.bias_feature)
+    rows = run_cells(cells, run, out / f"{mode(args)}_cells.csv", _binary.KEYS, args, NAME)
+    G = grids(args.quick)
+    protocol = (f"seed 002 §7.1.1: features min-max scaled to [0, 1] on the whole set; "
+                f"{repeats} random stratified 80/20 splits (seeds {seeds[0]}..{seeds[-1]}; "
+                f"paper: 30); 5-fold stratified CV on the training part over "
+                f"lambda in {pow2(G['lam'])}, "
+                f"mu, theta in {G['mu']} (ODM), mu1, mu2 in {G['mu12']} (ODML), "
+                f"RBF gamma in {G['width']} x 1/d; SVM = seed 002 eq. 2 (lambda/m, no bias); "
+                f"solver tol {args.tol}; search: "
+                + ("GridSearchCV. " if args.search == "grid" else
+                   "fast.ODMClassifierCV / ODMLClassifierCV (warm-started paths), SVM by "
+                   "GridSearchCV. ")
+                + ("A constant feature 1 is appended (--bias-feature). " if args.bias_feature
+                   else "")
+                + ("QUICK MODE: reduced grid and 2 splits, so only indicative." if args.quick
+                   else "Full mode: the paper's grids."))
+    notes = ["Paper columns: seed 002 Tables 2 (linear) and 3 (RBF), mean ± std over 30 splits; "
+             "the 'seed 000' column is the conference version (50/50 split, its Tables 2-3), "
+             "shown for reference, not flagged.",
+             "A flag means |ours - paper| > the paper's std; with n splits our own standard "
+             "error is about std/sqrt(n), so with few splits some flags are noise.",
+             "diabetes (pima), linear: models through the origin (seed 002 eq. 2 and ODM have "
+             "no bias) on features in [0, 1] stay near the majority rate (65%), as the paper's "
+             "own linear SVM (65.6) and all of seed 000's rows (67); seed 002's 77.4 for ODM^L "
+             "and ODM is what a bias gives: with a constant feature appended "
+             "(--bias-feature), linear ODM reaches 75-76% on 3 splits (measured). Seed 002's "
+             "ODM code likely appended one.",
+             "Our data are KEEL's versions of the sets (validation/data/keel); the paper used "
+             "LIBSVM/UCI versions, whose feature counts differ on several rows (see the flag "
+             "reasons)."]
+    return _binary.report(rows, datasets, kernels, methods, {"linear": T2, "rbf": T3},
+                          PAPER_NAMES, DATA_NOTES, out,
+                          "Seed 002 Tables 2-3: ODM and ODM^L vs SVM (accuracy %)", protocol,
+                          notes, second={"linear": S0_T2, "rbf": S0_T3},
+                          second_label="seed 000 %", quick=args.quick)
+
+
+if __name__ == "__main__":
+    main()
