@@ -55,9 +55,10 @@ def test_estimator_solutions_certify(cls):
     X = StandardScaler().fit_transform(X)[::3]
     y = y[::3]
     clf = cls().fit(X, y)
+    assert cls._problem_class is getattr(rm, cls._problem_class.__name__)
     for c, sol in zip(clf.classes_, clf.solutions_):
-        prob = getattr(rm, cls._problem)(X, np.where(y == c, 1, -1), kernel=clf.kernel_,
-                                         **clf._problem_kwargs())
+        prob = cls._problem_class(X, np.where(y == c, 1, -1), kernel=clf.kernel_,
+                                  **clf._problem_kwargs())
         cert = prob.certify(sol)
         assert cert.ok, str(cert)
 
@@ -145,3 +146,56 @@ def test_mklm_classifier_accuracy_weights_and_callable_kernel():
     assert scores.mean() > 0.9
     with pytest.raises(ValueError, match="kernels"):
         fast.MKLmClassifier(kernels=["sigmoid"]).fit(Xw, yw)
+
+
+ALL = [fast.SVMClassifier, fast.ODMLClassifier, fast.LDMClassifier, fast.ODMClassifier,
+       fast.SVMmClassifier, fast.McODMClassifier, fast.MKLmClassifier, fast.DRRClassifier,
+       fast.DRMClassifier]
+
+
+@pytest.mark.parametrize("cls", ALL)
+def test_estimators_share_one_base_and_name_their_problem_class(cls):
+    import inspect
+
+    import refmodels as rm
+    from fast.estimators import BaseMarginClassifier
+
+    assert issubclass(cls, BaseMarginClassifier)
+    assert cls._problem_class is getattr(rm, cls._problem_class.__name__)
+    # scikit-learn's rule: the signature written out, every parameter stored as given
+    sig = inspect.signature(cls.__init__).parameters
+    params = [p for p in sig if p != "self"]
+    assert cls().get_params() == {p: sig[p].default for p in params}
+    assert set(cls._parameter_constraints) == set(params)
+
+
+@pytest.mark.parametrize("cls", ALL)
+def test_numpydoc_one_entry_per_parameter(cls):
+    """Parameters documented one per entry, in signature order, with the numpydoc sections."""
+    import inspect
+
+    docscrape = pytest.importorskip("numpydoc.docscrape")
+    validate = pytest.importorskip("numpydoc.validate")
+    doc = docscrape.ClassDoc(cls)
+    params = [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
+    assert [p.name for p in doc["Parameters"]] == params
+    for p in doc["Parameters"]:
+        assert p.type and "".join(p.desc).strip(), p.name
+    for section in ("Attributes", "See Also", "References", "Examples"):
+        assert doc[section], section
+    assert "Teng Zhang" in str(doc) or "Do and" in str(doc) or "Peng" in str(doc) \
+        or "Cortes" in str(doc)
+    errors = validate.validate(f"fast.estimators.{cls.__name__}")["errors"]
+    wanted = {"PR01", "PR02", "PR03", "PR04", "PR09", "SS06", "GL03", "GL07"}
+    assert not [e for e in errors if e[0] in wanted], errors
+
+
+def test_svm_intercept_defaults_differ_for_a_documented_reason():
+    import inspect
+
+    import refmodels as rm
+
+    assert inspect.signature(rm.SVM.__init__).parameters["fit_intercept"].default is False
+    assert inspect.signature(fast.SVMClassifier.__init__).parameters["fit_intercept"].default
+    doc = " ".join(fast.SVMClassifier.__doc__.split())
+    assert "canonical SVM" in doc and "follows ``SVC``" in doc

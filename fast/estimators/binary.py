@@ -1,0 +1,618 @@
+"""The binary formulations, one-vs-rest beyond two classes: SVM (SPEC §1), ODML and LDM
+(§2, §3), ODM (§4) and SVMm (§6).
+
+Each class names its :mod:`refmodels` problem class (``_problem_class``), the
+hyperparameters it passes to it (``_hyper``) and their constraints, and writes its
+``__init__`` out; :class:`~fast.estimators._base.BaseMarginClassifier` fits one problem per
+class and predicts from the scores.
+"""
+from __future__ import annotations
+
+import numbers
+
+from sklearn.utils._param_validation import Interval
+
+from refmodels.odm import ODM
+from refmodels.odml import LDM, ODML
+from refmodels.svm import SVM
+from refmodels.svmm import SVMm
+
+from ._base import _KERNEL_PARAMS, BaseMarginClassifier, _nonnegative, _positive
+
+
+class SVMClassifier(BaseMarginClassifier):
+    r"""Soft-margin SVM classifier on the fast solvers (SPEC §1).
+
+    .. math::
+
+        \min_{w, b, \xi}\ \tfrac12\|w\|^2 + C\sum_i \xi_i
+        \quad\text{s.t.}\quad y_i(w^\top\phi(x_i)+b)\ge 1-\xi_i,\ \xi_i \ge 0
+
+    Each binary problem is a :class:`refmodels.SVM` solved by :func:`fast.solve`: the SMO
+    (working-set selection of LIBSVM's WSS3) with ``fit_intercept=True``, the dual
+    coordinate descent of LIBLINEAR with ``fit_intercept=False``.
+
+    Parameters
+    ----------
+    C : float > 0, default=1.0
+        Weight of the hinge losses (SPEC's ``C``, unscaled by the number of samples, as
+        ``SVC``'s).
+    fit_intercept : bool, default=True
+        Whether the decision function has an intercept ``b``. True is ``SVC``'s convention
+        and the default here; False is the canonical SVM of SPEC §1 (and LIBLINEAR's
+        convention), the default of :class:`refmodels.SVM`. See the Notes.
+    kernel : {"linear", "rbf", "poly", "precomputed"}, default="linear"
+        The kernel, as in ``SVC``: ``"linear"`` is ``x^T z``, ``"rbf"`` is
+        ``exp(-gamma ||x - z||^2)``, ``"poly"`` is ``(gamma x^T z + coef0)^degree``;
+        with ``"precomputed"``, ``X`` is the Gram matrix.
+    gamma : {"scale", "auto"} or float > 0, default="scale"
+        Kernel coefficient of ``"rbf"`` and ``"poly"``, as in ``SVC``: ``"scale"`` is
+        ``1 / (n_features * X.var())``, ``"auto"`` is ``1 / n_features``.
+    degree : int >= 1, default=3
+        Degree of the ``"poly"`` kernel; ignored by the others.
+    coef0 : float >= 0, default=0.0
+        Constant term of the ``"poly"`` kernel; ignored by the others.
+    tol : float > 0 or None, default=None
+        Stopping tolerance of the solver. None is the solver's default, tight enough for
+        the returned point to certify at 1e-6 (``prob.certify(sol).ok``); a looser value is
+        the speed setting.
+    max_iter : int >= 1 or None, default=None
+        Iteration limit of the solver (epochs of the coordinate descent, iterations of the
+        SMO). None is a bound by work; a solve that reaches it warns
+        (``ConvergenceWarning``).
+    random_state : int >= 0, numpy.random.Generator, RandomState or None, default=None
+        Seed of the coordinate descent's permutation of the points.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        The class labels.
+    dual_coef_ : ndarray of shape (n_problems, n_samples)
+        Coefficients over the training points: ``f_p(x) = sum_i dual_coef_[p, i] k(x_i, x)
+        + intercept_[p]``; one row for two classes, one per class otherwise.
+    intercept_ : ndarray of shape (n_problems,)
+        The intercepts (zeros with ``fit_intercept=False``).
+    coef_ : ndarray of shape (n_problems, n_features)
+        The weights ``w`` in input space; linear kernel only.
+    support_ : ndarray of shape (n_support,)
+        Indices of the training points with a non-zero coefficient in some problem.
+    n_iter_ : int or ndarray of shape (n_problems,)
+        Solver iterations (epochs), one per problem beyond two classes.
+    solutions_ : list of refmodels.Solution
+        The solution of each binary problem; ``prob.certify(sol)`` certifies it.
+    kernel_ : refmodels.kernels.Kernel
+        The kernel object, with ``gamma`` resolved.
+    X_fit_ : ndarray or sparse matrix of shape (n_samples, n_features) or None
+        The training points (None with ``kernel="precomputed"``).
+    shape_fit_ : tuple of int
+        Shape of the training ``X``.
+    n_features_in_ : int
+        Number of features seen during ``fit``.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of the features seen during ``fit``, when ``X`` has string column names.
+
+    See Also
+    --------
+    refmodels.SVM : The problem, solved by the reference (CVXPY) and certified.
+    sklearn.svm.SVC : LIBSVM's SVM, with an intercept, one-vs-one beyond two classes.
+    sklearn.svm.LinearSVC : LIBLINEAR's linear SVM, one-vs-rest.
+
+    Notes
+    -----
+    The default of ``fit_intercept`` differs from :class:`refmodels.SVM`'s on purpose.
+    SPEC's canonical SVM (§1, seed 002 eq. 2) has no intercept, so the reference problem
+    defaults to ``fit_intercept=False``; this estimator follows ``SVC``, which fits one, so
+    that it can replace ``SVC`` in a pipeline and give the same decision function.
+
+    More than two classes are handled one-vs-rest, as by ``LinearSVC``: one problem per
+    class, that class +1 against the rest; the prediction is the largest score.
+    ``sample_weight`` and ``class_weight`` are not supported: SPEC's formulations weigh
+    every sample equally.
+
+    References
+    ----------
+    .. [1] Corinna Cortes and Vladimir Vapnik. Support-vector networks. Machine Learning,
+       20(3):273–297, 1995.
+    .. [2] Teng Zhang and Zhi-Hua Zhou. Optimal Margin Distribution Machine. IEEE
+       Transactions on Knowledge and Data Engineering, 32(6), 2020 (seed 002; the SVM is
+       its eq. 2).
+    .. [3] Chih-Chung Chang and Chih-Jen Lin. LIBSVM: A library for support vector
+       machines. ACM Transactions on Intelligent Systems and Technology, 2(3):27, 2011.
+    .. [4] Cho-Jui Hsieh, Kai-Wei Chang, Chih-Jen Lin, S. Sathiya Keerthi and S.
+       Sundararajan. A dual coordinate descent method for large-scale linear SVM.
+       Proceedings of the 25th International Conference on Machine Learning (ICML), 2008.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> from fast import SVMClassifier
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> clf = make_pipeline(StandardScaler(), SVMClassifier()).fit(X, y)
+    >>> clf.score(X, y) > 0.95
+    True
+    """
+
+    _problem_class = SVM
+    _hyper = ("C", "fit_intercept")
+    _parameter_constraints = {"C": _positive(), "fit_intercept": ["boolean"], **_KERNEL_PARAMS}
+
+    def __init__(self, C=1.0, *, fit_intercept=True, kernel="linear", gamma="scale", degree=3,
+                 coef0=0.0, tol=None, max_iter=None, random_state=None):
+        super().__init__(kernel=kernel, gamma=gamma, degree=degree, coef0=coef0, tol=tol,
+                         max_iter=max_iter, random_state=random_state)
+        self.C = C
+        self.fit_intercept = fit_intercept
+
+
+class ODMLClassifier(BaseMarginClassifier):
+    r"""ODML classifier (ODM^L, margin mean and variance) on the fast solvers (SPEC §2).
+
+    .. math::
+
+        \min_{w, \xi}\ \tfrac12\|w\|^2 + \mu_1\gamma_v - \mu_2\gamma_m
+        + \frac{\lambda}{m}\sum_i\xi_i
+        \quad\text{s.t.}\quad y_i w^\top\phi(x_i)\ge 1-\xi_i,\ \xi_i\ge 0
+
+    with the margin mean :math:`\gamma_m` and variance :math:`\gamma_v` over the training
+    points. Each binary problem is a :class:`refmodels.ODML` solved by :func:`fast.solve`
+    (box-constrained dual coordinate descent). No intercept, as in the seed.
+
+    Parameters
+    ----------
+    lam : float > 0, default=1.0
+        Weight :math:`\lambda` of the mean hinge loss.
+    mu1 : float >= 0, default=0.1
+        Weight of the margin variance.
+    mu2 : float >= 0, default=0.1
+        Weight of the margin mean (``mu1 = mu2 = 0`` is the SVM with ``C = lam / m``).
+    kernel : {"linear", "rbf", "poly", "precomputed"}, default="linear"
+        The kernel, as in ``SVC``: ``"linear"`` is ``x^T z``, ``"rbf"`` is
+        ``exp(-gamma ||x - z||^2)``, ``"poly"`` is ``(gamma x^T z + coef0)^degree``;
+        with ``"precomputed"``, ``X`` is the Gram matrix.
+    gamma : {"scale", "auto"} or float > 0, default="scale"
+        Kernel coefficient of ``"rbf"`` and ``"poly"``, as in ``SVC``: ``"scale"`` is
+        ``1 / (n_features * X.var())``, ``"auto"`` is ``1 / n_features``.
+    degree : int >= 1, default=3
+        Degree of the ``"poly"`` kernel; ignored by the others.
+    coef0 : float >= 0, default=0.0
+        Constant term of the ``"poly"`` kernel; ignored by the others.
+    tol : float > 0 or None, default=None
+        Stopping tolerance of the solver. None is the solver's default, tight enough for
+        the returned point to certify at 1e-6 (``prob.certify(sol).ok``); a looser value is
+        the speed setting.
+    max_iter : int >= 1 or None, default=None
+        Iteration limit of the solver (epochs of the coordinate descent). None is a bound
+        by work; a solve that reaches it warns (``ConvergenceWarning``).
+    random_state : int >= 0, numpy.random.Generator, RandomState or None, default=None
+        Seed of the coordinate descent's permutation of the points.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        The class labels.
+    dual_coef_ : ndarray of shape (n_problems, n_samples)
+        Coefficients over the training points: ``f_p(x) = sum_i dual_coef_[p, i] k(x_i, x)``;
+        one row for two classes, one per class otherwise.
+    intercept_ : ndarray of shape (n_problems,)
+        Zeros (the formulation has no intercept).
+    coef_ : ndarray of shape (n_problems, n_features)
+        The weights ``w`` in input space; linear kernel only.
+    support_ : ndarray of shape (n_support,)
+        Indices of the training points with a non-zero coefficient in some problem.
+    n_iter_ : int or ndarray of shape (n_problems,)
+        Solver epochs, one per problem beyond two classes.
+    solutions_ : list of refmodels.Solution
+        The solution of each binary problem; ``prob.certify(sol)`` certifies it.
+    kernel_ : refmodels.kernels.Kernel
+        The kernel object, with ``gamma`` resolved.
+    X_fit_ : ndarray or sparse matrix of shape (n_samples, n_features) or None
+        The training points (None with ``kernel="precomputed"``).
+    shape_fit_ : tuple of int
+        Shape of the training ``X``.
+    n_features_in_ : int
+        Number of features seen during ``fit``.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of the features seen during ``fit``, when ``X`` has string column names.
+
+    See Also
+    --------
+    refmodels.ODML : The problem, solved by the reference (CVXPY) and certified.
+    LDMClassifier : The same machine in seed 001's parametrisation (pairwise variance).
+    ODMClassifier : The optimal margin distribution machine (squared losses, a band).
+
+    Notes
+    -----
+    More than two classes are handled one-vs-rest, as by ``LinearSVC``: one problem per
+    class, that class +1 against the rest; the prediction is the largest score.
+    ``sample_weight`` and ``class_weight`` are not supported: SPEC's formulations weigh
+    every sample equally (the margin mean and variance are unweighted).
+
+    References
+    ----------
+    .. [1] Teng Zhang and Zhi-Hua Zhou. Optimal Margin Distribution Machine. IEEE
+       Transactions on Knowledge and Data Engineering, 32(6), 2020 (seed 002; ODML is its
+       eqs. 4–10).
+    .. [2] Teng Zhang and Zhi-Hua Zhou. Optimal Margin Distribution Machine. arXiv preprint
+       arXiv:1604.03348, 2016 (seed 000, §3.1).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> from fast import ODMLClassifier
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> clf = make_pipeline(StandardScaler(), ODMLClassifier()).fit(X, y)
+    >>> clf.score(X, y) > 0.95
+    True
+    """
+
+    _problem_class = ODML
+    _hyper = ("lam", "mu1", "mu2")
+    _parameter_constraints = {"lam": _positive(), "mu1": _nonnegative(), "mu2": _nonnegative(),
+                              **_KERNEL_PARAMS}
+
+    def __init__(self, lam=1.0, mu1=0.1, mu2=0.1, *, kernel="linear", gamma="scale", degree=3,
+                 coef0=0.0, tol=None, max_iter=None, random_state=None):
+        super().__init__(kernel=kernel, gamma=gamma, degree=degree, coef0=coef0, tol=tol,
+                         max_iter=max_iter, random_state=random_state)
+        self.lam = lam
+        self.mu1 = mu1
+        self.mu2 = mu2
+
+
+class LDMClassifier(BaseMarginClassifier):
+    r"""LDM classifier, the Large margin Distribution Machine, on the fast solvers (SPEC §3).
+
+    .. math::
+
+        \min_{w, \xi}\ \tfrac12\|w\|^2 + \lambda_1\hat\gamma - \lambda_2\bar\gamma
+        + C\sum_i\xi_i
+        \quad\text{s.t.}\quad y_i w^\top\phi(x_i)\ge 1-\xi_i,\ \xi_i\ge 0
+
+    with the margin mean :math:`\bar\gamma` and the pairwise margin variance
+    :math:`\hat\gamma` (seed 001 eqs. 3–5). Each binary problem is a :class:`refmodels.LDM`
+    solved by :func:`fast.solve` (box-constrained dual coordinate descent). No intercept,
+    as in the seed.
+
+    Parameters
+    ----------
+    C : float > 0, default=1.0
+        Weight of the hinge losses.
+    lam1 : float >= 0, default=0.05
+        Weight of the pairwise margin variance.
+    lam2 : float >= 0, default=0.05
+        Weight of the margin mean (``lam1 = lam2 = 0`` is the SVM with ``C``).
+    kernel : {"linear", "rbf", "poly", "precomputed"}, default="linear"
+        The kernel, as in ``SVC``: ``"linear"`` is ``x^T z``, ``"rbf"`` is
+        ``exp(-gamma ||x - z||^2)``, ``"poly"`` is ``(gamma x^T z + coef0)^degree``;
+        with ``"precomputed"``, ``X`` is the Gram matrix.
+    gamma : {"scale", "auto"} or float > 0, default="scale"
+        Kernel coefficient of ``"rbf"`` and ``"poly"``, as in ``SVC``: ``"scale"`` is
+        ``1 / (n_features * X.var())``, ``"auto"`` is ``1 / n_features``.
+    degree : int >= 1, default=3
+        Degree of the ``"poly"`` kernel; ignored by the others.
+    coef0 : float >= 0, default=0.0
+        Constant term of the ``"poly"`` kernel; ignored by the others.
+    tol : float > 0 or None, default=None
+        Stopping tolerance of the solver. None is the solver's default, tight enough for
+        the returned point to certify at 1e-6 (``prob.certify(sol).ok``); a looser value is
+        the speed setting.
+    max_iter : int >= 1 or None, default=None
+        Iteration limit of the solver (epochs of the coordinate descent). None is a bound
+        by work; a solve that reaches it warns (``ConvergenceWarning``).
+    random_state : int >= 0, numpy.random.Generator, RandomState or None, default=None
+        Seed of the coordinate descent's permutation of the points.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        The class labels.
+    dual_coef_ : ndarray of shape (n_problems, n_samples)
+        Coefficients over the training points: ``f_p(x) = sum_i dual_coef_[p, i] k(x_i, x)``;
+        one row for two classes, one per class otherwise.
+    intercept_ : ndarray of shape (n_problems,)
+        Zeros (the formulation has no intercept).
+    coef_ : ndarray of shape (n_problems, n_features)
+        The weights ``w`` in input space; linear kernel only.
+    support_ : ndarray of shape (n_support,)
+        Indices of the training points with a non-zero coefficient in some problem.
+    n_iter_ : int or ndarray of shape (n_problems,)
+        Solver epochs, one per problem beyond two classes.
+    solutions_ : list of refmodels.Solution
+        The solution of each binary problem; ``prob.certify(sol)`` certifies it.
+    kernel_ : refmodels.kernels.Kernel
+        The kernel object, with ``gamma`` resolved.
+    X_fit_ : ndarray or sparse matrix of shape (n_samples, n_features) or None
+        The training points (None with ``kernel="precomputed"``).
+    shape_fit_ : tuple of int
+        Shape of the training ``X``.
+    n_features_in_ : int
+        Number of features seen during ``fit``.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of the features seen during ``fit``, when ``X`` has string column names.
+
+    See Also
+    --------
+    refmodels.LDM : The problem, solved by the reference (CVXPY) and certified.
+    ODMLClassifier : The same machine in seed 002's parametrisation
+        (``LDM(C, lam1, lam2) = ODML(lam = m C, mu1 = 2 lam1, mu2 = lam2)``).
+
+    Notes
+    -----
+    More than two classes are handled one-vs-rest, as by ``LinearSVC``: one problem per
+    class, that class +1 against the rest; the prediction is the largest score.
+    ``sample_weight`` and ``class_weight`` are not supported: SPEC's formulations weigh
+    every sample equally (the margin mean and variance are unweighted).
+
+    References
+    ----------
+    .. [1] Teng Zhang and Zhi-Hua Zhou. Large Margin Distribution Machine. Proceedings of
+       the 20th ACM SIGKDD International Conference on Knowledge Discovery and Data Mining
+       (KDD), 2014 (seed 001; LDM is its eqs. 3–12).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> from fast import LDMClassifier
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> clf = make_pipeline(StandardScaler(), LDMClassifier()).fit(X, y)
+    >>> clf.score(X, y) > 0.95
+    True
+    """
+
+    _problem_class = LDM
+    _hyper = ("C", "lam1", "lam2")
+    _parameter_constraints = {"C": _positive(), "lam1": _nonnegative(), "lam2": _nonnegative(),
+                              **_KERNEL_PARAMS}
+
+    def __init__(self, C=1.0, lam1=0.05, lam2=0.05, *, kernel="linear", gamma="scale", degree=3,
+                 coef0=0.0, tol=None, max_iter=None, random_state=None):
+        super().__init__(kernel=kernel, gamma=gamma, degree=degree, coef0=coef0, tol=tol,
+                         max_iter=max_iter, random_state=random_state)
+        self.C = C
+        self.lam1 = lam1
+        self.lam2 = lam2
+
+
+class ODMClassifier(BaseMarginClassifier):
+    r"""ODM classifier, the Optimal margin Distribution Machine, on the fast solvers (SPEC §4).
+
+    .. math::
+
+        \min_{w, \xi, \epsilon}\ \tfrac12\|w\|^2
+        + \frac{\lambda}{m(1-\theta)^2}\sum_i(\xi_i^2+\mu\epsilon_i^2)
+        \quad\text{s.t.}\quad 1-\theta-\xi_i \le y_i w^\top\phi(x_i) \le 1+\theta+\epsilon_i
+
+    Each binary problem is a :class:`refmodels.ODM` solved by :func:`fast.solve` (the dual
+    coordinate descent of seed 002 Alg. 1, both copies of a point in one pass). No
+    intercept, as in the seed.
+
+    Parameters
+    ----------
+    lam : float > 0, default=1.0
+        Weight :math:`\lambda` of the squared losses.
+    mu : float > 0, default=0.5
+        Weight of the loss above the margin band, relative to the loss below it.
+    theta : float in [0, 1), default=0.3
+        Half-width of the insensitive band around margin 1.
+    kernel : {"linear", "rbf", "poly", "precomputed"}, default="linear"
+        The kernel, as in ``SVC``: ``"linear"`` is ``x^T z``, ``"rbf"`` is
+        ``exp(-gamma ||x - z||^2)``, ``"poly"`` is ``(gamma x^T z + coef0)^degree``;
+        with ``"precomputed"``, ``X`` is the Gram matrix.
+    gamma : {"scale", "auto"} or float > 0, default="scale"
+        Kernel coefficient of ``"rbf"`` and ``"poly"``, as in ``SVC``: ``"scale"`` is
+        ``1 / (n_features * X.var())``, ``"auto"`` is ``1 / n_features``.
+    degree : int >= 1, default=3
+        Degree of the ``"poly"`` kernel; ignored by the others.
+    coef0 : float >= 0, default=0.0
+        Constant term of the ``"poly"`` kernel; ignored by the others.
+    tol : float > 0 or None, default=None
+        Stopping tolerance of the solver. None is the solver's default, tight enough for
+        the returned point to certify at 1e-6 (``prob.certify(sol).ok``); a looser value is
+        the speed setting.
+    max_iter : int >= 1 or None, default=None
+        Iteration limit of the solver (epochs of the coordinate descent). None is a bound
+        by work; a solve that reaches it warns (``ConvergenceWarning``).
+    random_state : int >= 0, numpy.random.Generator, RandomState or None, default=None
+        Seed of the coordinate descent's permutation of the points.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        The class labels.
+    dual_coef_ : ndarray of shape (n_problems, n_samples)
+        Coefficients over the training points: ``f_p(x) = sum_i dual_coef_[p, i] k(x_i, x)``;
+        one row for two classes, one per class otherwise.
+    intercept_ : ndarray of shape (n_problems,)
+        Zeros (the formulation has no intercept).
+    coef_ : ndarray of shape (n_problems, n_features)
+        The weights ``w`` in input space; linear kernel only.
+    support_ : ndarray of shape (n_support,)
+        Indices of the training points with a non-zero coefficient in some problem.
+    n_iter_ : int or ndarray of shape (n_problems,)
+        Solver epochs, one per problem beyond two classes.
+    solutions_ : list of refmodels.Solution
+        The solution of each binary problem; ``prob.certify(sol)`` certifies it.
+    kernel_ : refmodels.kernels.Kernel
+        The kernel object, with ``gamma`` resolved.
+    X_fit_ : ndarray or sparse matrix of shape (n_samples, n_features) or None
+        The training points (None with ``kernel="precomputed"``).
+    shape_fit_ : tuple of int
+        Shape of the training ``X``.
+    n_features_in_ : int
+        Number of features seen during ``fit``.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of the features seen during ``fit``, when ``X`` has string column names.
+
+    See Also
+    --------
+    refmodels.ODM : The problem, solved by the reference (CVXPY) and certified.
+    McODMClassifier : The multi-class ODM (one problem for all classes).
+    ODMLClassifier : The margin mean/variance machine of the same papers.
+
+    Notes
+    -----
+    More than two classes are handled one-vs-rest, as by ``LinearSVC``: one problem per
+    class, that class +1 against the rest; the prediction is the largest score.
+    ``sample_weight`` and ``class_weight`` are not supported: SPEC's formulations weigh
+    every sample equally.
+
+    References
+    ----------
+    .. [1] Teng Zhang and Zhi-Hua Zhou. Optimal Margin Distribution Machine. IEEE
+       Transactions on Knowledge and Data Engineering, 32(6), 2020 (seed 002; ODM is its
+       eqs. 12–18, the coordinate descent its Alg. 1).
+    .. [2] Teng Zhang and Zhi-Hua Zhou. Optimal Margin Distribution Machine. arXiv preprint
+       arXiv:1604.03348, 2016 (seed 000; eqs. 7, 15–19).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> from fast import ODMClassifier
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> clf = make_pipeline(StandardScaler(), ODMClassifier()).fit(X, y)
+    >>> clf.score(X, y) > 0.95
+    True
+    """
+
+    _problem_class = ODM
+    _hyper = ("lam", "mu", "theta")
+    _parameter_constraints = {"lam": _positive(), "mu": _positive(),
+                              "theta": [Interval(numbers.Real, 0.0, 1.0, closed="left")],
+                              **_KERNEL_PARAMS}
+
+    def __init__(self, lam=1.0, mu=0.5, theta=0.3, *, kernel="linear", gamma="scale", degree=3,
+                 coef0=0.0, tol=None, max_iter=None, random_state=None):
+        super().__init__(kernel=kernel, gamma=gamma, degree=degree, coef0=coef0, tol=tol,
+                         max_iter=max_iter, random_state=random_state)
+        self.lam = lam
+        self.mu = mu
+        self.theta = theta
+
+
+class SVMmClassifier(BaseMarginClassifier):
+    r"""SVMm classifier, the SVM with a band above the margin, on the fast solvers (SPEC §6).
+
+    .. math::
+
+        \min_{w, b, \xi, \eta}\ \tfrac12\|w\|^2 + C_1\sum_i\xi_i + C_2\sum_i\eta_i
+        \quad\text{s.t.}\quad 1-\xi_i \le y_i f(x_i) \le 1+\varepsilon+\eta_i,\
+        \xi_i, \eta_i \ge 0
+
+    with ``f(x) = w^T phi(x) + b``. Each binary problem is a :class:`refmodels.SVMm` solved
+    by :func:`fast.solve` (the SMO, both copies of a point sharing one gradient entry).
+    ``eps=0`` is the ε-SVM of seed 003 (:class:`refmodels.EpsSVM`).
+
+    Parameters
+    ----------
+    C1 : float > 0, default=1.0
+        Weight of the margin slacks ``xi``.
+    C2 : float >= 0, default=0.5
+        Weight of the band slacks ``eta`` (0 is the SVM with an intercept).
+    eps : float >= 0, default=0.5
+        Width of the band above the margin ``y f(x) = 1``, in margin units (0 is the
+        ε-SVM).
+    kernel : {"linear", "rbf", "poly", "precomputed"}, default="linear"
+        The kernel, as in ``SVC``: ``"linear"`` is ``x^T z``, ``"rbf"`` is
+        ``exp(-gamma ||x - z||^2)``, ``"poly"`` is ``(gamma x^T z + coef0)^degree``;
+        with ``"precomputed"``, ``X`` is the Gram matrix.
+    gamma : {"scale", "auto"} or float > 0, default="scale"
+        Kernel coefficient of ``"rbf"`` and ``"poly"``, as in ``SVC``: ``"scale"`` is
+        ``1 / (n_features * X.var())``, ``"auto"`` is ``1 / n_features``.
+    degree : int >= 1, default=3
+        Degree of the ``"poly"`` kernel; ignored by the others.
+    coef0 : float >= 0, default=0.0
+        Constant term of the ``"poly"`` kernel; ignored by the others.
+    tol : float > 0 or None, default=None
+        Stopping tolerance of the solver. None is the solver's default, tight enough for
+        the returned point to certify at 1e-6 (``prob.certify(sol).ok``); a looser value is
+        the speed setting.
+    max_iter : int >= 1 or None, default=None
+        Iteration limit of the SMO. None is a bound by work; a solve that reaches it warns
+        (``ConvergenceWarning``).
+    random_state : int >= 0, numpy.random.Generator, RandomState or None, default=None
+        Seed passed to the solver (the SMO's choice of pairs is deterministic).
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        The class labels.
+    dual_coef_ : ndarray of shape (n_problems, n_samples)
+        Coefficients over the training points: ``f_p(x) = sum_i dual_coef_[p, i] k(x_i, x)
+        + intercept_[p]``; one row for two classes, one per class otherwise.
+    intercept_ : ndarray of shape (n_problems,)
+        The intercepts ``b``.
+    coef_ : ndarray of shape (n_problems, n_features)
+        The weights ``w`` in input space; linear kernel only.
+    support_ : ndarray of shape (n_support,)
+        Indices of the training points with a non-zero coefficient in some problem.
+    n_iter_ : int or ndarray of shape (n_problems,)
+        Solver iterations, one per problem beyond two classes.
+    solutions_ : list of refmodels.Solution
+        The solution of each binary problem; ``prob.certify(sol)`` certifies it.
+    kernel_ : refmodels.kernels.Kernel
+        The kernel object, with ``gamma`` resolved.
+    X_fit_ : ndarray of shape (n_samples, n_features) or None
+        The training points (None with ``kernel="precomputed"``).
+    shape_fit_ : tuple of int
+        Shape of the training ``X``.
+    n_features_in_ : int
+        Number of features seen during ``fit``.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of the features seen during ``fit``, when ``X`` has string column names.
+
+    See Also
+    --------
+    refmodels.SVMm : The problem, solved by the reference (CVXPY) and certified.
+    MKLmClassifier : The same band with a learnt combination of kernels.
+    SVMClassifier : The SVM (no band).
+
+    Notes
+    -----
+    Dense input only (the SMO reads kernel rows; ``X`` is not taken as CSR).
+    More than two classes are handled one-vs-rest, as by ``LinearSVC``: one problem per
+    class, that class +1 against the rest; the prediction is the largest score.
+    ``sample_weight`` and ``class_weight`` are not supported: SPEC's formulations weigh
+    every sample equally.
+
+    References
+    ----------
+    .. [1] Huyen Do and Alexandros Kalousis. A Metric-learning based framework for Support
+       Vector Machines and Multiple Kernel Learning. arXiv preprint arXiv:1309.3877, 2013
+       (seed 003; the ε-SVM is its eqs. 6–7, SVMm its eqs. 14–15).
+    .. [2] Rong-En Fan, Pai-Hsuen Chen and Chih-Jen Lin. Working set selection using second
+       order information for training support vector machines. Journal of Machine Learning
+       Research, 6:1889–1918, 2005.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> from fast import SVMmClassifier
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> clf = make_pipeline(StandardScaler(), SVMmClassifier()).fit(X, y)
+    >>> clf.score(X, y) > 0.95
+    True
+    """
+
+    _problem_class = SVMm
+    _hyper = ("C1", "C2", "eps")
+    _accepts_sparse = False
+    _parameter_constraints = {"C1": _positive(), "C2": _nonnegative(), "eps": _nonnegative(),
+                              **_KERNEL_PARAMS}
+
+    def __init__(self, C1=1.0, C2=0.5, eps=0.5, *, kernel="linear", gamma="scale", degree=3,
+                 coef0=0.0, tol=None, max_iter=None, random_state=None):
+        super().__init__(kernel=kernel, gamma=gamma, degree=degree, coef0=coef0, tol=tol,
+                         max_iter=max_iter, random_state=random_state)
+        self.C1 = C1
+        self.C2 = C2
+        self.eps = eps

@@ -1,0 +1,214 @@
+"""The MKLm estimator (SPEC §7): multiple kernel learning with the SVMm band."""
+from __future__ import annotations
+
+import numpy as np
+
+from refmodels import kernels as _k
+from refmodels.mklm import MKLm
+
+from .. import solve as _solve
+from ._base import _KERNEL_PARAMS, BaseMarginClassifier, _nonnegative, _positive, gamma_value
+
+
+class _CallableKernel(_k.Kernel):
+    """A base kernel given as a callable ``k(X, Z) -> Gram`` (as ``SVC(kernel=callable)``)."""
+
+    name = "callable"
+
+    def __init__(self, func):
+        self.func = func
+
+    def params(self):
+        return {"func": getattr(self.func, "__name__", repr(self.func))}
+
+    def cross(self, X, Z):
+        K = np.asarray(self.func(X, Z), dtype=np.float64)
+        if K.shape != (X.shape[0], Z.shape[0]):
+            raise ValueError(f"kernels: a callable kernel must return shape "
+                             f"({X.shape[0]}, {Z.shape[0]}); got {K.shape}")
+        return K
+
+
+class MKLmClassifier(BaseMarginClassifier):
+    r"""MKLm classifier: multiple kernel learning with the margin band (SPEC §7).
+
+    On the fast solver (seed 003 eqs. 22–26).
+
+    .. math::
+
+        \min_{\mu\in\Delta,\, w, b, \xi, \eta}\ \tfrac12\sum_k\frac{\|w_k\|^2}{\mu_k}
+        + \frac{C_1}2\sum_i\xi_i + \frac{C_2}2\sum_i\eta_i
+        \quad\text{s.t.}\quad 1-\xi_i \le y_i f(x_i) \le 1+\varepsilon+\eta_i
+
+    with ``f(x) = sum_k w_k^T phi_k(x) + b`` and the kernel weights ``mu`` on the simplex.
+    Each binary problem is a :class:`refmodels.MKLm` solved by :func:`fast.solve`: a
+    SimpleMKL-style reduced gradient on ``mu`` with the SMO inside, warm-started.
+
+    Parameters
+    ----------
+    kernels : list, tuple or None, default=None
+        The base kernels; None means ``["linear", "rbf"]``. Each is given as in ``SVC``: a
+        name (``"linear"``, ``"rbf"``, ``"poly"``; this estimator's ``gamma``, ``degree``,
+        ``coef0`` apply), a pair ``(name, {params})`` such as ``("rbf", {"gamma": 0.1})``,
+        a :class:`refmodels.kernels.Kernel`, or a callable ``k(X, Z)`` returning the Gram
+        matrix. Every base kernel must be positive semidefinite.
+    C1 : float > 0, default=1.0
+        Weight of the margin slacks (the primal carries ``C1 / 2``, as the seed).
+    C2 : float >= 0, default=0.5
+        Weight of the band slacks (``C2 / 2`` in the primal).
+    eps : float >= 0, default=0.5
+        Width of the band above the margin (0 is the ε-MKL, :class:`refmodels.EpsMKL`).
+    gamma : {"scale", "auto"} or float > 0, default="scale"
+        Coefficient of the named ``"rbf"`` and ``"poly"`` base kernels that do not give
+        their own, as in ``SVC``: ``"scale"`` is ``1 / (n_features * X.var())``, ``"auto"``
+        is ``1 / n_features``.
+    degree : int >= 1, default=3
+        Degree of the named ``"poly"`` base kernels that do not give their own.
+    coef0 : float >= 0, default=0.0
+        Constant term of the named ``"poly"`` base kernels that do not give their own.
+    tol : float > 0 or None, default=None
+        Stopping tolerance on the MKL duality gap of the reduced gradient (None: the
+        solver's default).
+    max_iter : int >= 1 or None, default=None
+        Outer iterations of the reduced gradient (None: the solver's default).
+    random_state : int >= 0, numpy.random.Generator, RandomState or None, default=None
+        Accepted for scikit-learn's conventions; the solver is deterministic and does not
+        use it.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        The class labels.
+    kernels_ : list of refmodels.kernels.Kernel
+        The base kernels as objects, with ``gamma`` resolved.
+    mu_ : ndarray of shape (n_problems, n_kernels)
+        The learnt kernel weights of each problem (on the simplex).
+    dual_coef_ : ndarray of shape (n_problems, n_samples)
+        Coefficients over the training points:
+        ``f_p(x) = sum_k mu_[p, k] sum_i dual_coef_[p, i] K_k(x_i, x) + intercept_[p]``.
+    intercept_ : ndarray of shape (n_problems,)
+        The intercepts ``b``.
+    n_iter_ : int or ndarray of shape (n_problems,)
+        Outer iterations, one per problem beyond two classes.
+    solutions_ : list of refmodels.Solution
+        The solution of each binary problem; ``prob.certify(sol)`` certifies it.
+    X_fit_ : ndarray of shape (n_samples, n_features)
+        The training points.
+    n_features_in_ : int
+        Number of features seen during ``fit``.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of the features seen during ``fit``, when ``X`` has string column names.
+
+    See Also
+    --------
+    refmodels.MKLm : The problem, solved by the reference (CVXPY) and certified.
+    SVMmClassifier : The same band with one fixed kernel.
+
+    Notes
+    -----
+    Dense input only. More than two classes are handled one-vs-rest, as by ``LinearSVC``:
+    one problem per class, that class +1 against the rest; the prediction is the largest
+    score. ``sample_weight`` and ``class_weight`` are not supported: SPEC's formulations
+    weigh every sample equally.
+
+    References
+    ----------
+    .. [1] Huyen Do and Alexandros Kalousis. A Metric-learning based framework for Support
+       Vector Machines and Multiple Kernel Learning. arXiv preprint arXiv:1309.3877, 2013
+       (seed 003; MKLm is its eqs. 22–26).
+    .. [2] Alain Rakotomamonjy, Francis R. Bach, Stéphane Canu and Yves Grandvalet.
+       SimpleMKL. Journal of Machine Learning Research, 9:2491–2521, 2008.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> from fast import MKLmClassifier
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> clf = make_pipeline(StandardScaler(),
+    ...                     MKLmClassifier(kernels=["linear", ("rbf", {"gamma": 0.05})]))
+    >>> clf.fit(X, y).score(X, y) > 0.95
+    True
+    """
+
+    _problem_class = MKLm
+    _accepts_sparse = False
+    _parameter_constraints = {
+        "kernels": [None, list, tuple],
+        "C1": _positive(), "C2": _nonnegative(), "eps": _nonnegative(),
+        **{k: v for k, v in _KERNEL_PARAMS.items() if k != "kernel"},
+    }
+
+    def __init__(self, kernels=None, C1=1.0, C2=0.5, eps=0.5, *, gamma="scale", degree=3,
+                 coef0=0.0, tol=None, max_iter=None, random_state=None):
+        # kernel="mkl": no single kernel (dense input, not pairwise, for the shared helpers)
+        super().__init__(kernel="mkl", gamma=gamma, degree=degree, coef0=coef0, tol=tol,
+                         max_iter=max_iter, random_state=random_state)
+        self.kernels = kernels
+        self.C1 = C1
+        self.C2 = C2
+        self.eps = eps
+
+    def _base_kernels(self, X):
+        specs = ["linear", "rbf"] if self.kernels is None else list(self.kernels)
+        if not specs:
+            raise ValueError("kernels must be a non-empty list of base kernels")
+        out = []
+        for k, spec in enumerate(specs):
+            if isinstance(spec, _k.Kernel):
+                out.append(spec)
+            elif callable(spec):
+                out.append(_CallableKernel(spec))
+            elif isinstance(spec, str) or (isinstance(spec, tuple) and len(spec) == 2
+                                           and isinstance(spec[0], str)
+                                           and isinstance(spec[1], dict)):
+                name, params = (spec, {}) if isinstance(spec, str) else spec
+                if name not in ("linear", "rbf", "poly"):
+                    raise ValueError(f"kernels[{k}] must name 'linear', 'rbf' or 'poly'; got "
+                                     f"{name!r}")
+                if name == "linear":
+                    out.append(_k.Linear(**params))
+                    continue
+                gamma = gamma_value(params.get("gamma", self.gamma), X)
+                if name == "rbf":
+                    out.append(_k.RBF(gamma=gamma))
+                else:
+                    out.append(_k.Polynomial(degree=params.get("degree", self.degree),
+                                             gamma=gamma, coef0=params.get("coef0", self.coef0)))
+            else:
+                raise ValueError(f"kernels[{k}] must be a name, a (name, params) pair, a Kernel "
+                                 f"or a callable; got {spec!r}")
+        return out
+
+    def fit(self, X, y):
+        """Learn the kernel weights and the classifier: one problem (two classes) or one per
+        class (one-vs-rest), on dense ``X`` and the labels ``y``; returns ``self``."""
+        X, y = self._fit_data(X, y)
+        self.kernels_ = self._base_kernels(X)
+        self.solutions_, mus, coefs, bs, iters = [], [], [], [], []
+        for t in self._ovr_targets(y):
+            prob = self._problem_class(X, t, kernels=self.kernels_, C1=self.C1, C2=self.C2,
+                                       eps=self.eps)
+            sol = _solve(prob, tol=self.tol, max_iter=self.max_iter)
+            self.solutions_.append(sol)
+            mus.append(np.asarray(sol.variables["mu"], float))
+            coefs.append(np.asarray(sol.coef, float))
+            bs.append(float(sol.intercept))
+            iters.append(sol.n_iter or 0)
+        self.mu_, self.dual_coef_ = np.vstack(mus), np.vstack(coefs)
+        self.intercept_ = np.asarray(bs)
+        self.n_iter_ = max(iters) if len(iters) == 1 else np.asarray(iters)
+        self.X_fit_ = X
+        return self
+
+    def decision_function(self, X):
+        """Compute the scores ``f(x) = sum_k mu_k sum_i dual_coef_i K_k(x_i, x) + b``: shape
+        (n_samples,) for two classes (positive means ``classes_[1]``), else
+        (n_samples, n_classes), one-vs-rest."""
+        X = self._validate_X_predict(X)
+        scores = np.tile(self.intercept_, (X.shape[0], 1))
+        for k, kern in enumerate(self.kernels_):
+            Kx = kern.cross(self.X_fit_, X)                     # m x n
+            scores += (Kx.T @ self.dual_coef_.T) * self.mu_[:, k]
+        return scores[:, 0] if self.classes_.size == 2 else scores
