@@ -1,0 +1,445 @@
+"""Trust-region Newton–CG (TRON) on a linear primal with a smooth, piecewise quadratic loss.
+
+The problem, over ``w`` in ``R^d`` (rows of ``X`` are samples, dense or CSR):
+
+.. math::
+
+    \\min_w\\ f(w) = \\tfrac12\\|w\\|^2 + \\sum_i \\ell(\\gamma_i),\\qquad \\gamma_i = y_i x_i^\\top w,
+
+with a once continuously differentiable per-sample loss ``ell`` whose second derivative is
+piecewise constant (a sum of squared hinges). The loss is given to the solver only by its
+value, derivative and *generalised* second derivative at a margin (:func:`_loss`), so the
+method knows nothing of the family:
+
+* gradient ``g = w + X^T (y * ell'(gamma))`` (``O(nnz)``);
+* generalised Hessian ``H = I + X^T D X`` with ``D = diag(ell''(gamma))`` (Mangasarian's
+  generalised Hessian of a C^1 piecewise quadratic; Chapelle 2007, Lin, Weng & Keerthi
+  2008), never formed: a Hessian-vector product is ``v + X_S^T (D_S (X_S v))`` over the rows
+  ``S`` with ``D_i != 0`` only (``O(nnz(X_S))``), as LIBLINEAR's ``subXv``.
+
+Losses (``kind``, ``params``):
+
+* ``LOSS_ODM`` (SPEC §4 eq. 18), ``params = (c, mu, theta)`` with ``c = lam / (m (1-theta)^2)``:
+  ``ell(g) = c [max(0, 1-theta-g)^2 + mu max(0, g-1-theta)^2]``;
+* ``LOSS_SQHINGE`` (squared-hinge / L2-loss SVM, LIBLINEAR's ``-s 2``), ``params = (C,)``:
+  ``ell(g) = C max(0, 1-g)^2``.
+
+Adding a loss is adding a branch to :func:`_loss`; nothing else changes.
+
+The method (Lin & Moré 1999; Lin, Weng & Keerthi 2008, the algorithm of LIBLINEAR's
+TRON): at ``w`` solve ``H s = -g`` approximately by conjugate gradients inside the ball
+``||s|| <= delta`` (Steihaug's truncation: stop on the boundary or when the residual is
+below ``eta ||g||`` with the forcing term ``eta = min(0.1, sqrt(||g|| / (1 + ||w||)))``, so the
+steps become exact Newton steps near the optimum); accept the step when the actual
+reduction is at least ``eta0 = 1e-4`` times the reduction the quadratic model predicts,
+and update ``delta`` by the ratio (``eta1 = 0.25``, ``eta2 = 0.75``; shrink ``sigma1 = 0.25``,
+``sigma2 = 0.5``, grow ``sigma3 = 4``). On a piecewise quadratic ``f`` the model is exact
+on the piece of the current point, so once the pieces (which points are below, inside and
+above the band) are right, one full CG solve lands on the optimum: the convergence is
+finite in exact arithmetic. CG is preconditioned by the diagonal of ``H`` (mixed with the
+identity as ``(1 - 0.01) + 0.01 diag H``, Hsia, Chiang & Lin 2018), with the trust region
+measured in the preconditioner's norm, which keeps features on very different scales
+(x 1e3, x 1e-3) from stalling CG.
+
+Stop: ``||g|| <= tol (1 + ||w||)``, or ``||g||`` below its own rounding error (``1e-15``
+times the norm of the sums of the absolute values of its terms: on badly scaled data the
+tolerance asked may lie below what floating point resolves). For ODM the multipliers
+determined by ``w`` (eq. 14) make the certificate's stationarity residual exactly ``||g||``
+and its duality gap ``||g||^2 / 2``, so the default ``tol = 1e-9`` certifies at ``1e-6``
+with a wide margin (when the data are scaled; see ``tests/test_fast_path.py`` for x 1e3).
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from numba import njit
+
+LOSS_ODM = 0
+LOSS_SQHINGE = 1
+
+DEFAULT_TOL = 1e-9
+DEFAULT_MAX_ITER = 1000
+
+_ETA0, _ETA1, _ETA2 = 1e-4, 0.25, 0.75
+_SIGMA1, _SIGMA2, _SIGMA3 = 0.25, 0.5, 4.0
+_ALPHA_PCG = 0.01
+#: the gradient cannot be resolved below its rounding error, ~ eps * (sum of |terms|); a
+#: point whose gradient is within ``_FLOOR * ||gabs||`` (about 5 eps) of zero is optimal to working
+#: precision (badly scaled data: x 1e3 features at lam = 2^20)
+_FLOOR = 1e-15
+
+
+class Data:
+    """Dense (mode 0) or CSR (mode 1) rows for the numba loops, with the labels."""
+
+    def __init__(self, X, y):
+        self.y = np.ascontiguousarray(y, dtype=np.float64)
+        if sp.issparse(X):
+            X = sp.csr_matrix(X, dtype=np.float64)
+            X.sort_indices()
+            self.mode = 1
+            self.Xd = np.zeros((1, 1))
+            self.indptr = X.indptr.astype(np.int64)
+            self.indices = X.indices.astype(np.int64)
+            self.data = X.data.astype(np.float64)
+            self.nnz = int(X.nnz)
+        else:
+            self.mode = 0
+            self.Xd = np.ascontiguousarray(X, dtype=np.float64)
+            self.indptr = self.indices = np.zeros(1, dtype=np.int64)
+            self.data = np.zeros(1)
+            self.nnz = int(self.Xd.size)
+        self.m, self.d = X.shape
+
+
+def minimize(data, kind, params, w0=None, tol=DEFAULT_TOL, max_iter=DEFAULT_MAX_ITER,
+             max_cg=None):
+    """Run TRON from ``w0`` (zeros by default).
+
+    Returns ``(w, gamma, info)``: the point, its margins ``y * (X w)`` and a dict with
+    ``n_iter`` (Newton iterations), ``cg_iter`` (total CG iterations, i.e. Hessian-vector
+    products), ``f``, ``grad_norm``, ``converged`` and ``stop`` (``"tol"``, ``"max_iter"``,
+    ``"stalled"``: the trust region collapsed or the reduction fell below rounding).
+    """
+    d = data.d
+    w = np.zeros(d) if w0 is None else np.array(w0, dtype=np.float64).ravel().copy()
+    if w.shape != (d,):
+        raise ValueError(f"w0 must have shape ({d},); got {w.shape}")
+    if max_cg is None:
+        max_cg = max(2 * d, 10)
+    params = np.ascontiguousarray(params, dtype=np.float64)
+    stats = np.zeros(7)
+    gamma = np.zeros(data.m)
+    _tron(data.mode, data.Xd, data.indptr, data.indices, data.data, data.y, w, gamma,
+          int(kind), params, float(tol), int(max_iter), int(max_cg), stats)
+    stop = {0: "tol", 1: "max_iter", 2: "stalled"}[int(stats[4])]
+    info = {"n_iter": int(stats[0]), "cg_iter": int(stats[1]), "f": float(stats[2]),
+            "grad_norm": float(stats[3]), "stop": stop, "converged": bool(stats[5] > 0),
+            "grad_floor": float(stats[6])}
+    return w, gamma, info
+
+
+# ---------------------------------------------------------------------------------------
+# numba kernels
+# ---------------------------------------------------------------------------------------
+@njit(cache=True)
+def _loss(kind, g, params):
+    """``(ell(g), ell'(g), ell''(g))`` of the per-sample loss at margin ``g``."""
+    if kind == 0:                                  # ODM, SPEC §4 eq. 18
+        c, mu, th = params[0], params[1], params[2]
+        if g < 1.0 - th:
+            t = 1.0 - th - g
+            return c * t * t, -2.0 * c * t, 2.0 * c
+        if g > 1.0 + th:
+            t = g - 1.0 - th
+            return c * mu * t * t, 2.0 * c * mu * t, 2.0 * c * mu
+        return 0.0, 0.0, 0.0
+    # squared hinge, C max(0, 1 - g)^2
+    C = params[0]
+    if g < 1.0:
+        t = 1.0 - g
+        return C * t * t, -2.0 * C * t, 2.0 * C
+    return 0.0, 0.0, 0.0
+
+
+@njit(cache=True)
+def _xv(mode, Xd, indptr, indices, data, v, out):
+    """``out = X v`` (all rows)."""
+    m = out.shape[0]
+    for i in range(m):
+        acc = 0.0
+        if mode == 0:
+            for t in range(Xd.shape[1]):
+                acc += Xd[i, t] * v[t]
+        else:
+            for k in range(indptr[i], indptr[i + 1]):
+                acc += data[k] * v[indices[k]]
+        out[i] = acc
+
+
+@njit(cache=True)
+def _eval(mode, Xd, indptr, indices, data, y, w, z, kind, params, coef, dd, act, grad, gabs):
+    """At ``w`` with ``z = X w``: value ``f``, gradient into ``grad``, ``dd = ell''``, the
+    active rows ``act[:n_act]`` (``dd != 0``), and ``gabs``, the sum of the absolute values
+    of the terms of each gradient component (its rounding error is ~ eps * gabs).
+    ``coef`` is scratch. Returns ``(f, n_act)``."""
+    m = y.shape[0]
+    f = 0.0
+    n_act = 0
+    for t in range(w.shape[0]):
+        grad[t] = w[t]
+        gabs[t] = abs(w[t])
+        f += 0.5 * w[t] * w[t]
+    for i in range(m):
+        val, d1, d2 = _loss(kind, y[i] * z[i], params)
+        f += val
+        coef[i] = d1 * y[i]
+        dd[i] = d2
+        if d2 != 0.0:
+            act[n_act] = i
+            n_act += 1
+        c = coef[i]
+        if c != 0.0:
+            ac = abs(c)
+            if mode == 0:
+                for t in range(Xd.shape[1]):
+                    grad[t] += c * Xd[i, t]
+                    gabs[t] += ac * abs(Xd[i, t])
+            else:
+                for k in range(indptr[i], indptr[i + 1]):
+                    grad[indices[k]] += c * data[k]
+                    gabs[indices[k]] += ac * abs(data[k])
+    return f, n_act
+
+
+@njit(cache=True)
+def _sq_hinge_drop(p_old, p_new, step):
+    """``p_old^2 - p_new^2`` for ``p = max(0, .)``; ``step = p_old - p_new`` when both are
+    positive (computed from the data, not by subtracting the two), so the difference keeps
+    its relative accuracy however large the losses are."""
+    if p_old > 0.0 and p_new > 0.0:
+        return step * (p_old + p_new)
+    return p_old * p_old - p_new * p_new
+
+
+@njit(cache=True)
+def _loss_drop(kind, g, dg, params):
+    """``ell(g) - ell(g + dg)``, accurate to rounding of the *difference* (not of ``ell``):
+    near the optimum the reduction of ``f`` is ~1e-15 of ``f`` itself, below the rounding of
+    ``f(w) - f(w + s)`` computed as two values, and the trust region would stall on noise."""
+    gn = g + dg
+    if kind == 0:
+        c, mu, th = params[0], params[1], params[2]
+        lo_old = max(0.0, 1.0 - th - g)
+        lo_new = max(0.0, 1.0 - th - gn)
+        hi_old = max(0.0, g - 1.0 - th)
+        hi_new = max(0.0, gn - 1.0 - th)
+        return c * (_sq_hinge_drop(lo_old, lo_new, dg)
+                    + mu * _sq_hinge_drop(hi_old, hi_new, -dg))
+    C = params[0]
+    return C * _sq_hinge_drop(max(0.0, 1.0 - g), max(0.0, 1.0 - gn), dg)
+
+
+@njit(cache=True)
+def _actual_reduction(y, z, xs, kind, params, w, s):
+    """``f(w) - f(w + s)`` from ``z = X w`` and ``xs = X s``, summed as differences."""
+    red = 0.0
+    for t in range(w.shape[0]):
+        red -= s[t] * (w[t] + 0.5 * s[t])
+    for i in range(y.shape[0]):
+        red += _loss_drop(kind, y[i] * z[i], y[i] * xs[i], params)
+    return red
+
+
+@njit(cache=True)
+def _hv(mode, Xd, indptr, indices, data, dd, act, n_act, v, out):
+    """``out = v + X_S^T (D_S (X_S v))`` over the active rows only."""
+    for t in range(v.shape[0]):
+        out[t] = v[t]
+    for a in range(n_act):
+        i = act[a]
+        acc = 0.0
+        if mode == 0:
+            for t in range(Xd.shape[1]):
+                acc += Xd[i, t] * v[t]
+            acc *= dd[i]
+            for t in range(Xd.shape[1]):
+                out[t] += acc * Xd[i, t]
+        else:
+            for k in range(indptr[i], indptr[i + 1]):
+                acc += data[k] * v[indices[k]]
+            acc *= dd[i]
+            for k in range(indptr[i], indptr[i + 1]):
+                out[indices[k]] += acc * data[k]
+
+
+@njit(cache=True)
+def _precond(mode, Xd, indptr, indices, data, dd, act, n_act, M):
+    """``M = (1 - a) + a diag(H)``, ``diag(H) = 1 + sum_S dd_i x_ij^2``."""
+    d = M.shape[0]
+    for t in range(d):
+        M[t] = 1.0
+    for a in range(n_act):
+        i = act[a]
+        if mode == 0:
+            for t in range(Xd.shape[1]):
+                M[t] += dd[i] * Xd[i, t] * Xd[i, t]
+        else:
+            for k in range(indptr[i], indptr[i + 1]):
+                M[indices[k]] += dd[i] * data[k] * data[k]
+    for t in range(d):
+        M[t] = (1.0 - 0.01) + 0.01 * M[t]
+
+
+@njit(cache=True)
+def _dot(a, b):
+    acc = 0.0
+    for t in range(a.shape[0]):
+        acc += a[t] * b[t]
+    return acc
+
+
+@njit(cache=True)
+def _mdot(a, M, b):
+    """``a^T M b`` for a diagonal ``M``."""
+    acc = 0.0
+    for t in range(a.shape[0]):
+        acc += a[t] * M[t] * b[t]
+    return acc
+
+
+@njit(cache=True)
+def _trcg(mode, Xd, indptr, indices, data, dd, act, n_act, M, delta, g, cg_tol, max_cg,
+          s, r, z, dvec, Hd):
+    """Preconditioned Steihaug CG for ``H s = -g`` in ``||s||_M <= delta``.
+
+    Returns ``(cg iterations, reached the boundary)``; ``r`` ends as ``-g - H s``."""
+    n = g.shape[0]
+    for t in range(n):
+        s[t] = 0.0
+        r[t] = -g[t]
+        z[t] = r[t] / M[t]
+        dvec[t] = z[t]
+    zTr = _dot(z, r)
+    it = 0
+    while it < max_cg:
+        rnorm = np.sqrt(_dot(r, r))
+        if rnorm <= cg_tol:
+            break
+        it += 1
+        _hv(mode, Xd, indptr, indices, data, dd, act, n_act, dvec, Hd)
+        dHd = _dot(dvec, Hd)
+        if dHd <= 0.0:
+            break
+        alpha = zTr / dHd
+        # would s + alpha d leave the region (M-norm)?
+        sMs = 0.0
+        sMd = 0.0
+        dMd = 0.0
+        for t in range(n):
+            snew = s[t] + alpha * dvec[t]
+            sMs += snew * M[t] * snew
+        if sMs > delta * delta:
+            # step back to the boundary: ||s + tau d||_M = delta, tau >= 0
+            sMs = _mdot(s, M, s)
+            sMd = _mdot(s, M, dvec)
+            dMd = _mdot(dvec, M, dvec)
+            dsq = delta * delta
+            rad = np.sqrt(max(sMd * sMd + dMd * (dsq - sMs), 0.0))
+            if sMd >= 0.0:
+                tau = (dsq - sMs) / (sMd + rad) if (sMd + rad) > 0.0 else 0.0
+            else:
+                tau = (rad - sMd) / dMd
+            for t in range(n):
+                s[t] += tau * dvec[t]
+                r[t] -= tau * Hd[t]
+            return it, True
+        for t in range(n):
+            s[t] += alpha * dvec[t]
+            r[t] -= alpha * Hd[t]
+        for t in range(n):
+            z[t] = r[t] / M[t]
+        zTr_new = _dot(z, r)
+        beta = zTr_new / zTr
+        for t in range(n):
+            dvec[t] = z[t] + beta * dvec[t]
+        zTr = zTr_new
+    return it, False
+
+
+@njit(cache=True)
+def _tron(mode, Xd, indptr, indices, data, y, w, gamma, kind, params, tol, max_iter, max_cg,
+          stats):
+    m = y.shape[0]
+    d = w.shape[0]
+    z = np.empty(m)
+    xs = np.empty(m)
+    coef = np.empty(m)
+    dd = np.empty(m)
+    act = np.empty(m, dtype=np.int64)
+    g = np.empty(d)
+    s = np.empty(d)
+    r = np.empty(d)
+    zz = np.empty(d)
+    dvec = np.empty(d)
+    Hd = np.empty(d)
+    M = np.empty(d)
+    w_new = np.empty(d)
+    gabs = np.empty(d)
+
+    _xv(mode, Xd, indptr, indices, data, w, z)
+    f, n_act = _eval(mode, Xd, indptr, indices, data, y, w, z, kind, params, coef, dd, act, g,
+                     gabs)
+    gnorm = np.sqrt(_dot(g, g))
+    wnorm = np.sqrt(_dot(w, w))
+    _precond(mode, Xd, indptr, indices, data, dd, act, n_act, M)
+    delta = np.sqrt(_mdot(g, 1.0 / M, g))          # ||g||_{M^-1}
+    it = 0
+    cg_total = 0
+    stop = 1
+    floor = _FLOOR * np.sqrt(_dot(gabs, gabs))
+    converged = gnorm <= max(tol * (1.0 + wnorm), floor)
+    if converged:
+        stop = 0
+    while not converged and it < max_iter:
+        it += 1
+        eta = min(0.1, np.sqrt(gnorm / (1.0 + wnorm)))
+        ncg, _ = _trcg(mode, Xd, indptr, indices, data, dd, act, n_act, M, delta, g,
+                       eta * gnorm, max_cg, s, r, zz, dvec, Hd)
+        cg_total += ncg
+        for t in range(d):
+            w_new[t] = w[t] + s[t]
+        _xv(mode, Xd, indptr, indices, data, s, xs)
+        gs = _dot(g, s)
+        prered = -0.5 * (gs - _dot(s, r))
+        actred = _actual_reduction(y, z, xs, kind, params, w, s)
+        fnew = f - actred
+        snorm = np.sqrt(_mdot(s, M, s))
+        if it == 1:
+            delta = min(delta, snorm)
+        if fnew - f - gs <= 0.0:
+            alpha = _SIGMA3
+        else:
+            alpha = max(_SIGMA1, -0.5 * (gs / (fnew - f - gs)))
+        if actred < _ETA0 * prered:
+            delta = min(alpha * snorm, _SIGMA2 * delta)
+        elif actred < _ETA1 * prered:
+            delta = max(_SIGMA1 * delta, min(alpha * snorm, _SIGMA2 * delta))
+        elif actred < _ETA2 * prered:
+            delta = max(_SIGMA1 * delta, min(alpha * snorm, _SIGMA3 * delta))
+        else:
+            delta = max(delta, min(alpha * snorm, _SIGMA3 * delta))
+        if actred > _ETA0 * prered or (actred >= 0.0 and prered <= 0.0):
+            for t in range(d):
+                w[t] = w_new[t]
+            _xv(mode, Xd, indptr, indices, data, w, z)      # fresh margins, no drift
+            f, n_act = _eval(mode, Xd, indptr, indices, data, y, w, z, kind, params, coef,
+                             dd, act, g, gabs)
+            gnorm = np.sqrt(_dot(g, g))
+            wnorm = np.sqrt(_dot(w, w))
+            _precond(mode, Xd, indptr, indices, data, dd, act, n_act, M)
+            floor = _FLOOR * np.sqrt(_dot(gabs, gabs))
+            if gnorm <= max(tol * (1.0 + wnorm), floor):
+                converged = True
+                stop = 0
+                break
+        if f < -1.0e32:
+            stop = 2
+            break
+        if prered <= 0.0 and actred <= 0.0:
+            stop = 2
+            break
+        if np.sqrt(_dot(s, s)) <= 1e-15 * (1.0 + wnorm) or delta <= 1e-300:
+            stop = 2                       # steps below the rounding of w: no progress left
+            break
+    if not converged and it >= max_iter:
+        stop = 1
+    for i in range(m):
+        gamma[i] = y[i] * z[i]
+    stats[0] = it
+    stats[1] = cg_total
+    stats[2] = f
+    stats[3] = gnorm
+    stats[4] = stop
+    stats[5] = 1.0 if converged else 0.0
+    stats[6] = floor

@@ -1,0 +1,376 @@
+"""Cross-validated estimators: the seeds' protocol in one call (issue 13).
+
+``ODMClassifierCV``, ``ODMLClassifierCV``, ``LDMClassifierCV`` and ``SVMClassifierCV`` select
+their hyperparameters by ``cv``-fold cross-validation (accuracy) over the grids of the
+papers, then refit the plain estimator of :mod:`fast.estimators` on the whole training set.
+They expose ``best_params_``, ``best_score_``, ``best_index_``, ``cv_results_`` (the keys of
+``GridSearchCV``: ``params``, ``param_<name>``, ``split<k>_test_score``,
+``mean_test_score``, ``std_test_score``, ``rank_test_score``, ``mean_fit_time``,
+``std_fit_time``, ``mean_score_time``, ``std_score_time``) and ``best_estimator_``, and
+predict through it. Candidates are listed in ``ParameterGrid`` order and the folds are
+``check_cv(cv, y, classifier=True)``'s, as ``GridSearchCV`` does, so the two give the
+same table (up to the solvers' tolerance).
+
+What makes it fast: for every fold and every value of the *other* hyperparameters, the
+regularization parameter's grid is one warm-started path (:func:`fast.path`, strong to
+weak), and linear ODM runs TRON (``method="auto"``). The ``n_folds x n_other`` paths are
+independent tasks dispatched through ``joblib.Parallel(n_jobs=n_jobs)``, so
+``with joblib.parallel_backend("dask"): clf.fit(X, y)`` sends them to a Dask cluster
+unchanged. ``verbose > 0`` prints joblib's progress (and one line per fit at ``>= 10``).
+
+Default grids (the papers' own):
+
+* ODM (seed 002 §6): ``lam`` in ``{2^0, 2^2, ..., 2^20}``, ``mu`` and ``theta`` in
+  ``{0.2, 0.4, 0.6, 0.8}``;
+* ODML (seed 002 §6): ``lam`` in ``{2^0, ..., 2^20}``, ``mu1``, ``mu2`` in
+  ``{2^-4, 2^-2, 2^0, 2^2, 2^4}``;
+* LDM (seed 001 §5): ``C`` in ``{10, 50, 100}``, ``lam1``, ``lam2`` in ``{2^-8, ..., 2^-2}``;
+* SVM (seeds 000/001 §5): ``C`` in ``{10, 50, 100}``.
+
+Kernel parameters (``kernel``, ``gamma``, ...) are fixed as in the plain estimator (``gamma``
+``"scale"``/``"auto"`` is computed on each fold's training part, as a cloned estimator in
+``GridSearchCV`` would).
+"""
+from __future__ import annotations
+
+import numbers
+import time
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.model_selection import ParameterGrid, check_cv
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted
+
+from . import estimators as _E
+
+_POW2_0_20 = tuple(2.0 ** k for k in range(0, 21, 2))
+_POW2_M4_4 = tuple(2.0 ** k for k in range(-4, 5, 2))
+_POW2_M8_M2 = tuple(2.0 ** k for k in range(-8, -1))
+_ODM_MU_THETA = (0.2, 0.4, 0.6, 0.8)
+_SEED001_C = (10.0, 50.0, 100.0)
+
+
+class _ODMAuto(_E.ODMClassifier):
+    """The refit estimator of :class:`ODMClassifierCV`: :class:`ODMClassifier` solved with
+    ``method="auto"`` (TRON on the linear kernel: the best ``lam`` is often 2^16 to 2^20,
+    where the default DCD crawls)."""
+
+    def _solve_options(self):
+        return {"method": "auto"}
+
+
+# ---------------------------------------------------------------------------------------
+# one task: one fold, one value of the non-path hyperparameters, the whole path
+# ---------------------------------------------------------------------------------------
+def _fold_path(problem, kernel, X_tr, y_tr, X_te, y_te, classes, fixed, path_name, values,
+               method, tol, max_iter, random_state, verbose):
+    """Fit the path on the training part, score every point on the test part.
+
+    Returns ``(accuracy (n_values,), fit seconds (n_values,), score seconds (n_values,))``.
+    """
+    import warnings
+
+    import refmodels as rm
+    from sklearn.exceptions import ConvergenceWarning
+
+    from .path import path as _path
+
+    cls = getattr(rm, problem)
+    targets = [y_tr] if classes.size == 2 else [np.where(y_tr == c, 1, -1) for c in classes]
+    n = len(values)
+    scores = np.zeros((n, X_te.shape[0], len(targets)))
+    fit_t = np.zeros(n)
+    score_t = np.zeros(n)
+    Kx = None
+    for j, t in enumerate(targets):
+        prob = cls(X_tr, t, kernel=kernel, **{path_name: values[0]}, **fixed)
+        with warnings.catch_warnings():
+            if verbose < 10:
+                warnings.simplefilter("ignore", ConvergenceWarning)
+            sols = _path(prob, method=method, tol=tol, max_iter=max_iter,
+                         random_state=random_state, **{path_name: values})
+        for k, sol in enumerate(sols):
+            fit_t[k] += sol.time
+            t0 = time.perf_counter()
+            if kernel.is_linear:
+                w = sol.variables.get("w")
+                if w is None:
+                    w = np.asarray(X_tr.T @ sol.coef).ravel()
+                f = np.asarray(X_te @ w).ravel()
+            else:
+                if Kx is None:
+                    Kx = kernel.cross(X_tr, X_te) if not kernel.is_precomputed else X_te.T
+                f = Kx.T @ sol.coef
+            scores[k, :, j] = f + float(sol.intercept or 0.0)
+            score_t[k] += time.perf_counter() - t0
+        # labels of the problem: the larger sorted label is +1
+    acc = np.zeros(n)
+    for k in range(n):
+        if classes.size == 2:
+            pred = classes[(scores[k, :, 0] > 0).astype(int)]
+        else:
+            pred = classes[np.argmax(scores[k], axis=1)]
+        acc[k] = float(np.mean(pred == y_te))
+    if verbose >= 10:
+        print(f"[CV] {fixed} {path_name}={list(values)}: accuracies "
+              f"{np.round(acc, 4).tolist()}, fit {fit_t.sum():.3f} s", flush=True)
+    return acc, fit_t, score_t
+
+
+class _PathSearchCV(ClassifierMixin, BaseEstimator):
+    """Shared machinery; subclasses set the family (see the module docstring)."""
+
+    _base = None             # estimator class of fast.estimators
+    _refit_class = None      # defaults to _base
+    _grid = ()               # ((grid attribute, estimator parameter, default values), ...)
+    _path = None             # the estimator parameter along which paths run
+    _fixed = ()              # non-grid estimator parameters passed to the problem
+    _method = None           # fast.solve method along the paths (None: the path's default)
+
+    # ---- grid -------------------------------------------------------------------------
+    def _param_grid(self):
+        grid = {}
+        for attr, name, default in self._grid:
+            vals = getattr(self, attr)
+            vals = default if vals is None else vals
+            arr = np.asarray(vals, dtype=np.float64).ravel()
+            if arr.size == 0 or not np.all(np.isfinite(arr)):
+                raise ValueError(f"{attr} must be a non-empty sequence of finite numbers; "
+                                 f"got {vals!r}")
+            grid[name] = [float(v) for v in arr]
+        return grid
+
+    def _base_params(self):
+        keep = {"kernel", "gamma", "degree", "coef0", "tol", "max_iter", "random_state"}
+        keep.update(self._fixed)
+        return {k: getattr(self, k) for k in keep if hasattr(self, k)}
+
+    def _check_common(self):
+        if not (isinstance(self.verbose, numbers.Integral) or isinstance(self.verbose, bool)):
+            raise ValueError(f"verbose must be an int; got {self.verbose!r}")
+        if self.n_jobs is not None and not isinstance(self.n_jobs, numbers.Integral):
+            raise ValueError(f"n_jobs must be None or an int; got {self.n_jobs!r}")
+
+    # ---- fit ----------------------------------------------------------------------------
+    def fit(self, X, y):
+        """Run the grid by paths on every fold, then refit the best point on all of ``X``."""
+        from joblib import Parallel, delayed
+
+        self._check_common()
+        grid = self._param_grid()
+        proto = self._base(**self._base_params(), **{k: v[0] for k, v in grid.items()})
+        proto._validate_params()
+        X, y = proto._validate_X_fit(X, y)
+        classes = np.unique(y)
+        if classes.size < 2:
+            raise ValueError(f"y must contain at least two classes; got one class "
+                             f"({classes[0]!r}): a classifier can't train on one class")
+        check_classification_targets(y)
+        cv = check_cv(self.cv, y, classifier=True)
+        folds = list(cv.split(X, y))
+        n_splits = len(folds)
+        path_name = self._path
+        path_vals = grid[path_name]
+        others = {k: v for k, v in grid.items() if k != path_name}
+        other_points = list(ParameterGrid(others)) if others else [{}]
+        fixed_extra = {k: getattr(self, k) for k in self._fixed}
+
+        tasks = []
+        for f_idx, (tr, te) in enumerate(folds):
+            if self.kernel == "precomputed":              # rows and columns of the Gram
+                X_tr, X_te = X[np.ix_(tr, tr)], X[np.ix_(te, tr)]
+            else:
+                X_tr, X_te = X[tr], X[te]
+            kernel = proto._kernel_object(X_tr)
+            for o_idx, other in enumerate(other_points):
+                tasks.append(((f_idx, o_idx),
+                              delayed(_fold_path)(self._base._problem, kernel, X_tr, y[tr], X_te,
+                                                  y[te], classes, {**other, **fixed_extra},
+                                                  path_name, path_vals, self._method, self.tol,
+                                                  self.max_iter, self.random_state,
+                                                  int(self.verbose))))
+        if self.verbose:
+            print(f"Fitting {n_splits} folds for each of {len(other_points) * len(path_vals)} "
+                  f"candidates, as {len(tasks)} warm-started paths of {len(path_vals)} "
+                  f"{path_name} values", flush=True)
+        t0 = time.perf_counter()
+        outs = Parallel(n_jobs=self.n_jobs, verbose=int(self.verbose))(t for _, t in tasks)
+        self.cv_time_ = time.perf_counter() - t0
+
+        # candidates in ParameterGrid order, as GridSearchCV
+        candidates = list(ParameterGrid(grid))
+        n_cand = len(candidates)
+        index = {}
+        for (f_idx, o_idx), (acc, fit_t, score_t) in zip((k for k, _ in tasks), outs):
+            for p_idx in range(len(path_vals)):
+                index[(f_idx, o_idx, p_idx)] = (acc[p_idx], fit_t[p_idx], score_t[p_idx])
+        other_key = {tuple(sorted(o.items())): i for i, o in enumerate(other_points)}
+        split = np.zeros((n_splits, n_cand))
+        fit_times = np.zeros((n_splits, n_cand))
+        score_times = np.zeros((n_splits, n_cand))
+        for c_idx, cand in enumerate(candidates):
+            o_idx = other_key[tuple(sorted((k, v) for k, v in cand.items() if k != path_name))]
+            p_idx = path_vals.index(cand[path_name])
+            for f_idx in range(n_splits):
+                split[f_idx, c_idx], fit_times[f_idx, c_idx], score_times[f_idx, c_idx] = \
+                    index[(f_idx, o_idx, p_idx)]
+        self.cv_results_ = self._results(candidates, split, fit_times, score_times)
+        self.best_index_ = int(np.argmin(self.cv_results_["rank_test_score"]))
+        self.best_params_ = dict(candidates[self.best_index_])
+        self.best_score_ = float(self.cv_results_["mean_test_score"][self.best_index_])
+        self.n_splits_ = n_splits
+        self.classes_ = classes
+        if self.refit:
+            refit_cls = self._refit_class or self._base
+            t0 = time.perf_counter()
+            self.best_estimator_ = refit_cls(**self._base_params(), **self.best_params_).fit(X, y)
+            self.refit_time_ = time.perf_counter() - t0
+        self.n_features_in_ = X.shape[1]
+        return self
+
+    @staticmethod
+    def _results(candidates, split, fit_times, score_times):
+        from scipy.stats import rankdata
+
+        n_splits, n_cand = split.shape
+        res = {}
+        for name in candidates[0]:
+            vals = [c[name] for c in candidates]
+            try:
+                data = np.asarray(vals, dtype=np.float64)
+            except (TypeError, ValueError):
+                data = np.empty(n_cand, dtype=object)
+                data[:] = vals
+            res[f"param_{name}"] = np.ma.MaskedArray(data, mask=False)
+        res["params"] = [dict(c) for c in candidates]
+        for k in range(n_splits):
+            res[f"split{k}_test_score"] = split[k]
+        mean = split.mean(axis=0)
+        res["mean_test_score"] = mean
+        res["std_test_score"] = split.std(axis=0)
+        res["rank_test_score"] = rankdata(-np.round(mean, 12), method="min").astype(np.int32)
+        res["mean_fit_time"] = fit_times.mean(axis=0)
+        res["std_fit_time"] = fit_times.std(axis=0)
+        res["mean_score_time"] = score_times.mean(axis=0)
+        res["std_score_time"] = score_times.std(axis=0)
+        return res
+
+    # ---- prediction through the refit estimator -------------------------------------------
+    def _best(self):
+        check_is_fitted(self, "cv_results_")
+        if not self.refit:
+            raise AttributeError("refit=False: no best_estimator_ to predict with")
+        return self.best_estimator_
+
+    def decision_function(self, X):
+        return self._best().decision_function(X)
+
+    def predict(self, X):
+        return self._best().predict(X)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = self.kernel == "linear"
+        tags.input_tags.pairwise = self.kernel == "precomputed"
+        return tags
+
+
+_CV_DOC = """{family} with its hyperparameters chosen by ``cv``-fold cross-validation over the
+    paper's grid, by warm-started paths (see :mod:`fast.cv`).
+
+    Parameters
+    ----------
+{grids}
+    kernel, gamma, degree, coef0 : as :class:`fast.{family}Classifier` (fixed, not searched)
+{fixed}    cv : int or splitter, default 5 (``StratifiedKFold``, as ``GridSearchCV``)
+    n_jobs : int or None; the folds x grid points run as joblib tasks (``None`` follows an
+        active ``joblib.parallel_backend``, e.g. ``"dask"``)
+    verbose : int, default 0 (joblib's progress; ``>= 10`` also one line per path)
+    refit : bool, default True (refit the best point on the whole training set)
+    tol, max_iter, random_state : passed to every solve
+
+    Attributes
+    ----------
+    best_params_, best_score_, best_index_, cv_results_ (as ``GridSearchCV``),
+    best_estimator_ (a fitted :class:`fast.{family}Classifier`), classes_, n_splits_,
+    cv_time_ and refit_time_ (seconds).
+    """
+
+
+class ODMClassifierCV(_PathSearchCV):
+    _base = _E.ODMClassifier
+    _refit_class = _ODMAuto
+    _grid = (("lams", "lam", _POW2_0_20), ("mus", "mu", _ODM_MU_THETA),
+             ("thetas", "theta", _ODM_MU_THETA))
+    _path = "lam"
+    _method = None           # fast.path: "auto" for ODM (TRON on the linear kernel)
+
+    def __init__(self, lams=None, mus=None, thetas=None, *, kernel="linear", gamma="scale",
+                 degree=3, coef0=0.0, cv=5, n_jobs=None, verbose=0, refit=True, tol=None,
+                 max_iter=None, random_state=None):
+        self.lams, self.mus, self.thetas = lams, mus, thetas
+        self.kernel, self.gamma, self.degree, self.coef0 = kernel, gamma, degree, coef0
+        self.cv, self.n_jobs, self.verbose, self.refit = cv, n_jobs, verbose, refit
+        self.tol, self.max_iter, self.random_state = tol, max_iter, random_state
+
+
+class ODMLClassifierCV(_PathSearchCV):
+    _base = _E.ODMLClassifier
+    _grid = (("lams", "lam", _POW2_0_20), ("mu1s", "mu1", _POW2_M4_4),
+             ("mu2s", "mu2", _POW2_M4_4))
+    _path = "lam"
+
+    def __init__(self, lams=None, mu1s=None, mu2s=None, *, kernel="linear", gamma="scale",
+                 degree=3, coef0=0.0, cv=5, n_jobs=None, verbose=0, refit=True, tol=None,
+                 max_iter=None, random_state=None):
+        self.lams, self.mu1s, self.mu2s = lams, mu1s, mu2s
+        self.kernel, self.gamma, self.degree, self.coef0 = kernel, gamma, degree, coef0
+        self.cv, self.n_jobs, self.verbose, self.refit = cv, n_jobs, verbose, refit
+        self.tol, self.max_iter, self.random_state = tol, max_iter, random_state
+
+
+class LDMClassifierCV(_PathSearchCV):
+    _base = _E.LDMClassifier
+    _grid = (("Cs", "C", _SEED001_C), ("lam1s", "lam1", _POW2_M8_M2),
+             ("lam2s", "lam2", _POW2_M8_M2))
+    _path = "C"
+
+    def __init__(self, Cs=None, lam1s=None, lam2s=None, *, kernel="linear", gamma="scale",
+                 degree=3, coef0=0.0, cv=5, n_jobs=None, verbose=0, refit=True, tol=None,
+                 max_iter=None, random_state=None):
+        self.Cs, self.lam1s, self.lam2s = Cs, lam1s, lam2s
+        self.kernel, self.gamma, self.degree, self.coef0 = kernel, gamma, degree, coef0
+        self.cv, self.n_jobs, self.verbose, self.refit = cv, n_jobs, verbose, refit
+        self.tol, self.max_iter, self.random_state = tol, max_iter, random_state
+
+
+class SVMClassifierCV(_PathSearchCV):
+    _base = _E.SVMClassifier
+    _grid = (("Cs", "C", _SEED001_C),)
+    _path = "C"
+    _fixed = ("fit_intercept",)
+
+    def __init__(self, Cs=None, *, fit_intercept=True, kernel="linear", gamma="scale",
+                 degree=3, coef0=0.0, cv=5, n_jobs=None, verbose=0, refit=True, tol=None,
+                 max_iter=None, random_state=None):
+        self.Cs, self.fit_intercept = Cs, fit_intercept
+        self.kernel, self.gamma, self.degree, self.coef0 = kernel, gamma, degree, coef0
+        self.cv, self.n_jobs, self.verbose, self.refit = cv, n_jobs, verbose, refit
+        self.tol, self.max_iter, self.random_state = tol, max_iter, random_state
+
+
+_GRID_DOCS = {
+    "ODM": ("    lams : default {2^0, 2^2, ..., 2^20} (the path);  mus, thetas : default "
+            "{0.2, 0.4, 0.6, 0.8}\n", ""),
+    "ODML": ("    lams : default {2^0, 2^2, ..., 2^20} (the path);  mu1s, mu2s : default "
+             "{2^-4, 2^-2, ..., 2^4}\n", ""),
+    "LDM": ("    Cs : default {10, 50, 100} (the path);  lam1s, lam2s : default "
+            "{2^-8, 2^-7, ..., 2^-2}\n", ""),
+    "SVM": ("    Cs : default {10, 50, 100} (the path)\n",
+            "    fit_intercept : bool, default True (as SVMClassifier)\n"),
+}
+for _cls, _fam in ((ODMClassifierCV, "ODM"), (ODMLClassifierCV, "ODML"),
+                   (LDMClassifierCV, "LDM"), (SVMClassifierCV, "SVM")):
+    _cls.__doc__ = _CV_DOC.format(family=_fam, grids=_GRID_DOCS[_fam][0],
+                                  fixed=_GRID_DOCS[_fam][1])

@@ -1,0 +1,138 @@
+"""Warm-started regularization paths: ``fast.path(prob, lam=[...])`` (issue 13).
+
+One :class:`refmodels.Solution` per value of the family's own regularization parameter,
+computed from strong to weak regularization, each solve warm-started from the previous
+one, as scikit-learn's ``*_path`` functions and glmnet do; returned in the caller's order.
+
+============  ============  ===========================================================
+family        parameter     warm start carried along the path
+============  ============  ===========================================================
+ODM           ``lam``       linear: ``w`` (TRON); kernel: ``zeta, beta`` (DCD, box
+                            ``[0, inf)`` for every ``lam``)
+ODML          ``lam``       ``alpha`` (box ``[0, lam/m]`` grows with ``lam``)
+LDM           ``C``         ``alpha`` (box ``[0, C]``)
+SVM           ``C``         ``alpha`` (box ``[0, C]``; with an intercept, the SMO's)
+SVMm          ``C1``        the SMO's variables
+============  ============  ===========================================================
+
+"Strong to weak" is increasing ``lam`` / ``C``: the previous dual point then stays inside
+the new (larger) box, so it is a feasible start, never clipped. Every point is solved at
+the solver's default tolerance unless ``tol`` is given, so each one certifies at ``1e-6``
+(``certify=True`` checks it and stores the certificate in ``sol.info["certificate"]``;
+off by default because a kernel certificate builds the empirical kernel map, O(m^3)).
+
+The problems along the path share the Gram matrix and the feature map of ``prob`` when
+``prob`` has built them (``_cache["gram"]``, ``_cache["F"]``): a kernel path computes the
+Gram once.
+"""
+from __future__ import annotations
+
+import inspect
+import time
+
+import numpy as np
+
+#: the regularization parameter of each family (larger = weaker regularization)
+PATH_PARAMS = {"ODM": "lam", "ODML": "lam", "LDM": "C", "SVM": "C", "SVMm": "C1"}
+#: cached, parameter-free data a problem of the path may share with ``prob``
+_SHARED = ("gram", "F")
+
+
+def with_params(prob, **changes):
+    """A new problem of ``prob``'s class and data with some hyperparameters changed.
+
+    The constructor's arguments are read back from ``prob``'s attributes of the same names
+    (``X``, ``y`` as the +-1 labels, ``kernel``, ``lam``, ...); the Gram and feature map
+    already built by ``prob`` are shared, not recomputed."""
+    cls = type(prob)
+    sig = inspect.signature(cls.__init__)
+    kwargs = {}
+    for name in list(sig.parameters)[1:]:
+        if name in changes:
+            kwargs[name] = changes.pop(name)
+        elif hasattr(prob, name):
+            kwargs[name] = getattr(prob, name)
+    if changes:
+        raise ValueError(f"{cls.__name__} has no hyperparameter(s) {sorted(changes)}")
+    new = cls(**kwargs)
+    cache = getattr(prob, "_cache", None)
+    if cache is not None:
+        for key in _SHARED:
+            if key in cache:
+                new._cache[key] = cache[key]
+    return new
+
+
+def _grid(prob, grid):
+    family = getattr(prob, "family", type(prob).__name__)
+    name = PATH_PARAMS.get(family)
+    if name is None:
+        raise ValueError(f"fast.path has no regularization path for {type(prob).__name__}; "
+                         f"families with one: {sorted(PATH_PARAMS)}")
+    if set(grid) != {name}:
+        raise ValueError(f"fast.path({type(prob).__name__}) takes the grid of its "
+                         f"regularization parameter {name!r} (e.g. {name}=[1, 4, 16]); got "
+                         f"{sorted(grid) or 'none'}")
+    values = np.asarray(grid[name], dtype=np.float64).ravel()
+    if values.size == 0:
+        raise ValueError(f"{name} must be a non-empty sequence of numbers > 0")
+    if not np.all(np.isfinite(values)) or np.any(values <= 0):
+        raise ValueError(f"{name} must hold finite numbers > 0; got {values!r}")
+    return name, values
+
+
+def path(prob, method=None, tol=None, max_iter=None, random_state=None, certify=False,
+         warm_start=None, verbose=False, **grid):
+    """Solve ``prob`` along a grid of its regularization parameter, warm-started.
+
+    Parameters
+    ----------
+    prob : a refmodels problem (ODM, ODML, LDM, SVM, SVMm); its other hyperparameters are
+        kept, its own value of the grid's parameter is ignored.
+    lam= / C= / C1= : the grid (the family's parameter name, see :data:`PATH_PARAMS`),
+        any order; duplicates allowed.
+    method : passed to :func:`fast.solve`; for ODM ``None`` means ``"auto"`` (TRON on the
+        linear kernel, the DCD otherwise).
+    tol, max_iter, random_state : passed to every solve (defaults: certified mode).
+    certify : bool, default False. Certify every point at the default tolerance (1e-6,
+        no reference solve) and store the certificate in ``sol.info["certificate"]``.
+    warm_start : a Solution to start the first (strongest) point from, or None.
+    verbose : print one line per point.
+
+    Returns
+    -------
+    list of Solution, one per value, in the caller's order. ``sol.info["path"]`` holds the
+    parameter name and value and the position in the solve order.
+    """
+    import fast
+
+    name, values = _grid(prob, grid)
+    if method is None and prob.family == "ODM":
+        method = "auto"
+    order = np.argsort(values, kind="stable")           # increasing = strong -> weak
+    out = [None] * values.size
+    prev = warm_start
+    done = {}
+    for rank, k in enumerate(order):
+        v = float(values[k])
+        if v in done:                                     # a duplicate value: same point
+            out[k] = done[v]
+            continue
+        p = with_params(prob, **{name: v})
+        t0 = time.perf_counter()
+        sol = fast.solve(p, method=method, tol=tol, max_iter=max_iter,
+                         random_state=random_state, warm_start=prev)
+        sol.info["path"] = {"param": name, "value": v, "rank": rank,
+                            "warm_started": prev is not None}
+        if certify:
+            cert = p.certify(sol, reference=False)
+            sol.info["certificate"] = cert
+        if verbose:
+            extra = (f", certificate {'holds' if sol.info['certificate'].ok else 'FAILS'}"
+                     if certify else "")
+            print(f"[path] {name}={v:g}: {sol.status}, {sol.n_iter} iterations, "
+                  f"{time.perf_counter() - t0:.3f} s{extra}", flush=True)
+        out[k] = sol
+        done[v] = sol
+        prev = sol
+    return out

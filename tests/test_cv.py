@@ -1,0 +1,146 @@
+"""Cross-validated estimators by warm-started paths (fast/cv.py, issue 13)."""
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_iris
+from sklearn.model_selection import GridSearchCV
+
+from fast.cv import LDMClassifierCV, ODMClassifierCV, ODMLClassifierCV, SVMClassifierCV
+from fast.estimators import LDMClassifier, ODMClassifier, ODMLClassifier, SVMClassifier
+
+
+def _binary(m=150, d=5, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(size=(m, d))
+    s = X @ rng.normal(size=d)
+    y = np.where(s + 0.2 * rng.normal(size=m) > np.median(s), 1, 0)
+    return X, y
+
+
+ODM_GRID = {"lam": [1.0, 16.0, 256.0, 1024.0], "mu": [0.2, 0.8], "theta": [0.2, 0.6]}
+
+
+def test_odm_cv_matches_gridsearch_and_refits():
+    X, y = _binary(seed=1)
+    cv = ODMClassifierCV(lams=ODM_GRID["lam"], mus=ODM_GRID["mu"], thetas=ODM_GRID["theta"],
+                         cv=3).fit(X, y)
+    n_cand = 4 * 2 * 2
+    res = cv.cv_results_
+    for key in ("params", "param_lam", "param_mu", "param_theta", "split0_test_score",
+                "split2_test_score", "mean_test_score", "std_test_score", "rank_test_score",
+                "mean_fit_time", "std_fit_time", "mean_score_time", "std_score_time"):
+        assert len(res[key]) == n_cand, key
+    assert "split3_test_score" not in res
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        gs = GridSearchCV(ODMClassifier(), ODM_GRID, cv=3).fit(X, y)
+    assert res["params"] == gs.cv_results_["params"]
+    np.testing.assert_allclose(res["mean_test_score"], gs.cv_results_["mean_test_score"],
+                               atol=1.0 / len(y) + 1e-12)
+    assert cv.best_params_ in res["params"]
+    assert cv.best_score_ == pytest.approx(res["mean_test_score"].max())
+    assert res["rank_test_score"][cv.best_index_] == 1
+    # refit on the whole training set with the best parameters
+    best = cv.best_estimator_
+    assert isinstance(best, ODMClassifier)
+    assert {k: best.get_params()[k] for k in cv.best_params_} == cv.best_params_
+    ref = ODMClassifier(**cv.best_params_).fit(X, y)
+    np.testing.assert_allclose(best.coef_, ref.coef_, rtol=1e-5, atol=1e-7)
+    np.testing.assert_array_equal(cv.predict(X), best.predict(X))
+    assert cv.score(X, y) == best.score(X, y)
+
+
+def test_odm_cv_multiclass_and_kernel():
+    X, y = load_iris(return_X_y=True)
+    X = (X - X.min(0)) / (X.max(0) - X.min(0))
+    cv = ODMClassifierCV(lams=[1.0, 64.0], mus=[0.5], thetas=[0.3], kernel="rbf", gamma=1.0,
+                         cv=3).fit(X, y)
+    assert len(cv.cv_results_["params"]) == 2
+    assert cv.best_score_ > 0.8
+    assert set(cv.predict(X)) <= set(np.unique(y))
+
+
+@pytest.mark.parametrize("cls, base, grid", [
+    (SVMClassifierCV, SVMClassifier, {"Cs": [0.1, 1.0, 10.0]}),
+    (LDMClassifierCV, LDMClassifier, {"Cs": [0.5, 5.0], "lam1s": [2.0 ** -8, 2.0 ** -2],
+                                      "lam2s": [2.0 ** -4]}),
+    (ODMLClassifierCV, ODMLClassifier, {"lams": [1.0, 64.0], "mu1s": [0.25],
+                                        "mu2s": [0.25, 4.0]}),
+])
+def test_other_families(cls, base, grid):
+    X, y = _binary(m=90, d=4, seed=2)
+    cv = cls(cv=3, **grid).fit(X, y)
+    n = int(np.prod([len(v) for v in grid.values()]))
+    assert len(cv.cv_results_["mean_test_score"]) == n
+    assert isinstance(cv.best_estimator_, base)
+    gs_grid = {cls._grid[i][1]: grid[cls._grid[i][0]] for i in range(len(cls._grid))}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        gs = GridSearchCV(base(), gs_grid, cv=3).fit(X, y)
+    np.testing.assert_allclose(cv.cv_results_["mean_test_score"],
+                               gs.cv_results_["mean_test_score"], atol=1.0 / len(y) + 1e-12)
+
+
+def test_default_grids_are_the_papers():
+    assert ODMClassifierCV()._param_grid() == {
+        "lam": [2.0 ** k for k in range(0, 21, 2)], "mu": [0.2, 0.4, 0.6, 0.8],
+        "theta": [0.2, 0.4, 0.6, 0.8]}
+    g = ODMLClassifierCV()._param_grid()
+    assert g["mu1"] == g["mu2"] == [2.0 ** k for k in (-4, -2, 0, 2, 4)]
+    g = LDMClassifierCV()._param_grid()
+    assert g["C"] == [10.0, 50.0, 100.0] and len(g["lam1"]) == 7
+
+
+def test_verbose_progress_and_n_jobs(capsys):
+    X, y = _binary(m=80, d=3, seed=3)
+    import joblib
+
+    with joblib.parallel_backend("threading"):          # no process start-up in the tests
+        a = ODMClassifierCV(lams=[1.0, 16.0], mus=[0.5], thetas=[0.2, 0.4], cv=2, verbose=10,
+                            n_jobs=2).fit(X, y)
+    out = capsys.readouterr()
+    assert "Fitting 2 folds" in out.out
+    b = ODMClassifierCV(lams=[1.0, 16.0], mus=[0.5], thetas=[0.2, 0.4], cv=2).fit(X, y)
+    np.testing.assert_array_equal(a.cv_results_["mean_test_score"],
+                                  b.cv_results_["mean_test_score"])
+
+
+def test_refit_false_and_errors():
+    X, y = _binary(m=60, d=3, seed=4)
+    cv = ODMClassifierCV(lams=[1.0], mus=[0.5], thetas=[0.3], cv=2, refit=False).fit(X, y)
+    assert not hasattr(cv, "best_estimator_")
+    with pytest.raises(AttributeError):
+        cv.predict(X)
+    with pytest.raises(ValueError, match="lams"):
+        ODMClassifierCV(lams=[], cv=2).fit(X, y)
+    with pytest.raises(ValueError):
+        ODMClassifierCV(lams=[1.0, -1.0], mus=[0.5], thetas=[0.3], cv=2).fit(X, y)
+
+
+def test_dask_local_cluster():
+    distributed = pytest.importorskip("dask.distributed")
+    import joblib
+
+    X, y = _binary(m=80, d=3, seed=5)
+    kw = dict(lams=[1.0, 64.0], mus=[0.4, 0.8], thetas=[0.2], cv=2)
+    local = ODMClassifierCV(**kw).fit(X, y)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster):
+        with joblib.parallel_backend("dask"):
+            remote = ODMClassifierCV(**kw).fit(X, y)
+    np.testing.assert_array_equal(local.cv_results_["mean_test_score"],
+                                  remote.cv_results_["mean_test_score"])
+    assert remote.best_params_ == local.best_params_
+
+
+def test_precomputed_kernel_matches_rbf():
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    X, y = _binary(m=80, d=3, seed=6)
+    kw = dict(lams=[1.0, 32.0], mus=[0.5], thetas=[0.3], cv=2)
+    a = ODMClassifierCV(kernel="rbf", gamma=0.7, **kw).fit(X, y)
+    b = ODMClassifierCV(kernel="precomputed", **kw).fit(rbf_kernel(X, gamma=0.7), y)
+    np.testing.assert_array_equal(a.cv_results_["mean_test_score"],
+                                  b.cv_results_["mean_test_score"])
