@@ -142,7 +142,11 @@ def warm_vector(warm_start, name, n, lo, hi):
         v = warm_start
     if v is None:
         raise ValueError(f"warm_start must carry the dual variable {name!r}")
-    v = np.asarray(v, dtype=np.float64)
+    try:
+        v = np.asarray(v, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"warm_start must be a Solution of this problem, a dict of its dual "
+                         f"variables or an array for {name!r}; got {type(v).__name__}") from None
     if v.shape != (n,) or not np.all(np.isfinite(v)):
         raise ValueError(f"warm_start[{name!r}] must be a finite vector of shape ({n},)")
     if np.any(v < lo) or np.any(v > hi):

@@ -1,8 +1,10 @@
 """fast/mklm.py: MKLm / epsilon-MKL (SPEC §7, seed 003 eqs. 22-26) by reduced gradient on
-the kernel weights with a warm-started SMO inside, against the reference (CVXPY QCQP dual,
-polished) and the KKT certificate; a single base kernel is SVMm with halved boxes;
-epsilon-MKL is MKLm(eps=0); the Newton Hessian against finite differences; warm starts,
-statuses, warnings and bad input."""
+the kernel weights with a warm-started SMO inside: plain reduced gradient, a single base
+kernel is SVMm with halved boxes, epsilon-MKL is MKLm(eps=0), kernels of very different
+scales, the Newton Hessian against finite differences, warm starts from other points,
+statuses, warnings and bad input. Agreement with the reference (CVXPY QCQP dual, polished)
+and the certificate, CSR = dense, the warm start from its own solution and the common bad
+input: tests/test_contract.py."""
 import warnings
 
 import numpy as np
@@ -13,103 +15,16 @@ from sklearn.exceptions import ConvergenceWarning
 import fast
 import refmodels as rm
 from fast import mklm as fmklm
-from refmodels.solution import SolverError
-from strategies import log_uniform, random_binary
+from contract import rel, CASES, check_solution, mkl_reference as _reference
+from strategies import log_uniform, mkl_base_kernel as _base_kernel, mkl_data as _data, \
+    mklm_problems
 
 K = rm.kernels
-
-
-def _data(seed, m, d, scale=1.0):
-    X, y, _, _ = random_binary(seed, m=m, d=d)
-    return X * scale, y
-
-
-def _base_kernel(name, d, rng, X):
-    """A base kernel of type ``name``; the scales differ by orders of magnitude."""
-    if name == "rbf":
-        return K.RBF(gamma=float(10.0 ** rng.uniform(-2, 1)) / d)
-    if name == "linear":
-        return K.Linear()
-    if name == "poly":
-        return K.Polynomial(degree=int(rng.integers(2, 4)), gamma=float(rng.choice([0.1, 1.0])),
-                            coef0=1.0)
-    return K.RBF(gamma=0.7 / d).gram(X)          # "gram": a precomputed base Gram array
-
-
-@st.composite
-def mklm_problems(draw, max_m=40):
-    seed = draw(st.integers(0, 2**31))
-    m = draw(st.integers(6, max_m))
-    d = draw(st.integers(1, 5))
-    scale = draw(st.sampled_from([0.3, 1.0, 3.0]))
-    names = draw(st.lists(st.sampled_from(["rbf", "rbf", "linear", "poly", "gram"]),
-                          min_size=2, max_size=3))
-    C1 = draw(log_uniform(1e-1, 1e2))
-    C2 = draw(st.one_of(st.just(0.0), log_uniform(1e-2, 1e2)))
-    eps = draw(st.one_of(st.just(0.0), st.floats(0.0, 2.0)))
-    X, y = _data(seed, m, d, scale)
-    rng = np.random.default_rng(seed)
-    kernels = [_base_kernel(n, d, rng, X) for n in names]
-    prob = rm.MKLm(X, y, kernels, C1=C1, C2=C2, eps=eps)
-    prob._drawn = dict(seed=seed, m=m, d=d, scale=scale, names=names)
-    return prob
-
 
 def _note(prob):
     note(f"{getattr(prob, '_drawn', '')} m={prob.m} C1={prob.C1!r} C2={prob.C2!r} "
          f"eps={prob.eps!r} kernels="
          f"{[k if not isinstance(k, np.ndarray) else 'gram' for k in prob.kernels]}")
-
-
-def _reference(prob):
-    """The reference: ``prob.solve()`` (the QCQP dual, polished); if CLARABEL does not report
-    that conic problem optimal, the primal form, then the reduced gradient form. None when
-    CLARABEL fails on all three (seen on badly scaled polynomial kernels with large C1)."""
-    for form in ("dual", "primal", "simplex"):
-        try:
-            return prob.solve(form=form)
-        except SolverError:
-            continue
-    return None
-
-
-def _check(prob, sol, ref, rel=1e-5):
-    assert sol.status == "optimal", sol.info
-    assert sol.solver == "fast:mkl-rg" and sol.form == "fast"
-    mu = sol.variables["mu"]
-    assert mu.shape == (prob.M,) and np.all(mu >= 0) and abs(mu.sum() - 1.0) <= 1e-12
-    assert sol.info["gap"] <= 1e-9
-    # the objective is the canonical primal of SPEC §7 at the returned point (a wrong
-    # formula would be off by O(1); summation order alone moves it by ~1e-10 relative when a
-    # base Gram has entries ~1e5)
-    assert sol.objective == pytest.approx(prob.primal_value(mu, sol.coef, sol.intercept),
-                                          rel=1e-8, abs=1e-12)
-    assert abs(sol.objective - ref.objective) <= rel * (1 + abs(ref.objective)), \
-        (sol.objective, ref.objective)
-    cert = prob.certify(sol, reference=ref)
-    assert cert.ok, str(cert)
-    a, b = sol.variables["alpha"], sol.variables["beta"]
-    assert np.all(a >= 0) and np.all(a <= prob.C1 / 2)
-    assert np.all(b >= 0) and np.all(b <= prob.C2 / 2)
-    assert abs(float(prob.y @ (a - b))) <= 1e-10 * (1 + prob.m * max(prob.C1, prob.C2))
-    assert sol.variables["b"] == sol.intercept
-    np.testing.assert_array_equal(sol.coef, prob.y * (a - b))
-
-
-@given(prob=mklm_problems())
-def test_fast_matches_reference_and_certifies(prob):
-    _note(prob)
-    ref = _reference(prob)
-    sol = fast.solve(prob)
-    if ref is None:
-        # no reference value: the certificate alone (its duality gap bounds the error)
-        assert sol.status == "optimal" and sol.info["gap"] <= 1e-9
-        cert = prob.certify(sol, reference=False)
-        assert cert.ok, str(cert)
-        return
-    _check(prob, sol, ref)
-    # (f itself is not compared: with nearly parallel base kernels the optimal mu, hence
-    # nu and f, need not be unique; the objective and the certificate are what is unique.)
 
 
 @given(prob=mklm_problems(max_m=30))
@@ -119,7 +34,7 @@ def test_plain_reduced_gradient_reaches_the_same_optimum(prob):
     sol_n = fast.solve(prob)
     sol_rg = fast.solve(prob, newton=False, max_iter=5000)
     assert sol_rg.info["newton_steps"] == 0
-    _check(prob, sol_rg, sol_n, rel=1e-7)
+    check_solution(CASES["MKLm"], prob, sol_rg, sol_n, tol=1e-7)
 
 
 @pytest.mark.parametrize("kernel", [K.RBF(0.5), K.Linear(), K.Polynomial(2, 0.5, 1.0)])
@@ -134,7 +49,7 @@ def test_single_kernel_is_svmm_with_half_boxes(kernel, C1, C2, eps):
     np.testing.assert_array_equal(sol.variables["mu"], [1.0])
     fs, ref = fast.solve(svmm), svmm.solve()
     for other in (fs, ref):
-        assert abs(sol.objective - other.objective) <= 1e-7 * (1 + abs(other.objective))
+        assert rel(sol.objective, other.objective) <= 1e-7
     np.testing.assert_allclose(mkl.decision_function(sol, X), svmm.decision_function(fs, X),
                                atol=1e-5 * (1 + np.abs(svmm.decision_function(fs, X)).max()))
     assert mkl.certify(sol, reference=False).ok
@@ -163,7 +78,7 @@ def test_several_kernels_of_very_different_scales():
     assert max(scales) / min(scales) > 1e3
     ref = _reference(prob)
     assert ref is not None
-    _check(prob, fast.solve(prob), ref)
+    check_solution(CASES["MKLm"], prob, fast.solve(prob), ref, tol=1e-5)
 
 
 def test_newton_hessian_matches_finite_differences():
@@ -191,15 +106,11 @@ def test_warm_start():
     ks = [K.RBF(0.05), K.RBF(1.0), K.Polynomial(2, 0.5, 1.0)]
     prob = rm.MKLm(X, y, ks, C1=5.0, C2=1.0, eps=0.2)
     cold = fast.solve(prob)
-    # from its own solution: optimal at once
-    again = fast.solve(prob, warm_start=cold)
-    assert again.status == "optimal" and again.n_iter == 0
-    assert again.objective == pytest.approx(cold.objective, rel=1e-9)
-    # a nearby problem from the previous solution: the same optimum as cold, less work
+    # (from its own solution: tests/test_contract.py) a nearby problem from the previous solution: the same optimum as cold, less work
     near = rm.MKLm(X, y, ks, C1=6.0, C2=1.0, eps=0.2)
     c2, w2 = fast.solve(near), fast.solve(near, warm_start=cold)
     assert w2.status == "optimal"
-    assert abs(w2.objective - c2.objective) <= 1e-8 * (1 + abs(c2.objective))
+    assert rel(w2.objective, c2.objective) <= 1e-8
     assert w2.info["smo_iterations"] < c2.info["smo_iterations"]
     assert near.certify(w2, reference=False).ok
     # mu alone (dict), or alpha/beta alone
@@ -239,35 +150,32 @@ def test_max_iter_status_and_warning():
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         loose = fast.solve(prob, tol=1e-2)
-    assert loose.status == "optimal" and loose.info["gap"] <= 1e-2
+    assert loose.info["gap"] <= 1e-2
+    # 'optimal' is the certificate's promise (1e-6); a point that meets only the loose
+    # tolerance asked is 'converged' (issue 11/14), without a warning
+    assert loose.status == ("optimal" if prob.certify(loose, reference=False).ok
+                            else "converged")
 
 
 def test_bad_arguments():
     X, y = _data(1, 12, 2)
     prob = rm.MKLm(X, y, [K.RBF(0.5), K.Linear()], C1=1.0, C2=1.0, eps=0.1)
-    for tol in (0, -1e-3, np.nan, np.inf, "1e-6", True):
-        with pytest.raises(ValueError, match="tol"):
-            fast.solve(prob, tol=tol)
-    for max_iter in (0, -1, 2.5, True, "10"):
-        with pytest.raises(ValueError, match="max_iter"):
-            fast.solve(prob, max_iter=max_iter)
     with pytest.raises(ValueError, match="method"):
         fast.solve(prob, method="cvxpy")
     with pytest.raises(ValueError, match="unknown option"):
-        fast.solve(prob, cache=10)
+        fast.solve(prob, cache=10)                  # the SMO's option, not the MKL's
     with pytest.raises(ValueError, match="newton"):
         fast.solve(prob, newton="yes")
     for method in (None, "rg", "reduced-gradient"):
         assert fast.solve(prob, method=method).status == "optimal"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "reference layer: on this badly scaled instance (polynomial base kernel on data x3, Gram "
-    "entries up to 3e7) all three CVXPY forms of MKLm return 1.43712e-4, while the fast "
-    "solution has objective 1.41985e-4 with its own duality gap 4e-16, and an independent "
-    "NumPy KKT check at mu = [1, 0] confirms it (violation 4e-16, P = D): the reference is "
-    "1.2% above the optimum. Found by HYPOTHESIS_PROFILE=thorough; not fixed (session 2)."))
 def test_reference_agrees_on_a_badly_scaled_polynomial_instance():
+    """Was a strict xfail (session 2): on this badly scaled instance (polynomial base kernel
+    on data x3, Gram entries up to 3e7) the CVXPY dual returned a point 1.2% above the
+    optimum and called it optimal. The reference now certifies before it answers (issue 11):
+    the dual point fails its certificate, tight Clarabel is inaccurate, and the ladder ends
+    at the reduced-gradient form, which agrees with the fast point."""
     X, y = _data(5, 33, 5, 3.0)
     rng = np.random.default_rng(5)
     kernels = [_base_kernel(n, 5, rng, X) for n in ("poly", "rbf")]
@@ -281,6 +189,6 @@ def test_reference_agrees_on_a_badly_scaled_polynomial_instance():
     Kmu = sum(w * k.gram(X) for w, k in zip(mu, kernels))
     Q = y[:, None] * Kmu * y[None, :]
     assert np.sum(a) - 0.5 * a @ Q @ a == pytest.approx(sol.objective, rel=1e-9)
-    # what fails: the reference optimum is above the certified fast one
     ref = _reference(prob)
-    assert abs(sol.objective - ref.objective) <= 1e-6 * (1 + abs(ref.objective))
+    assert prob.certify(ref, reference=False).ok
+    assert rel(sol.objective, ref.objective) <= 1e-6

@@ -1,19 +1,21 @@
 """The shared kernel rows / LRU cache (fast/_kernels.py) and the one SMO (fast/_smo.py):
 kernel rows against ``Kernel.cross``, cache hits, misses and evictions, the working-set
 selection against a brute-force choice, shrinking that must revisit shrunk variables,
-and the SVM with intercept (SPEC §1) against the reference and its certificate."""
+and the SVM with intercept (SPEC §1): cache counts, LIBSVM, statuses and the SMO's own
+options (against the reference, CSR, cache path, warm start: tests/test_contract.py)."""
 import warnings
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
 from sklearn.exceptions import ConvergenceWarning
 
 import fast
 import refmodels as rm
+from contract import rel
 from fast import _kernels as K
-from fast import _smo
-from strategies import binary_data, log_uniform, random_binary
+from fast import _smo, _smo_newton
+from fast import svm as fast_svm
+from strategies import random_binary
 
 KERNEL_OBJECTS = [rm.kernels.Linear(), rm.kernels.RBF(gamma=0.3),
                   rm.kernels.Polynomial(degree=3, gamma=0.5, coef0=1.0),
@@ -122,6 +124,17 @@ def _brute_force_pair(Q, s, u, alpha, g):
     return i, jbest, viol
 
 
+def _assert_same_choice(chosen, brute):
+    """The solver's ``(i, j, violation)`` is the brute-force WSS3 choice."""
+    (i, j, viol), (bi, bj, bviol) = chosen, brute
+    assert abs(viol - bviol) <= 1e-12
+    assert i == bi
+    if bj < 0:
+        assert j < 0 or viol <= 0
+    else:
+        assert j == bj
+
+
 @pytest.mark.parametrize("seed", range(12))
 def test_working_set_selection_matches_brute_force(seed):
     rng = np.random.default_rng(seed)
@@ -135,17 +148,11 @@ def test_working_set_selection_matches_brute_force(seed):
     p = rng.normal(size=m)
     Q = s[:, None] * Kfull * s[None, :]
     g = Q @ alpha + p
-    source = _smo.RowSource(gram=Kfull)
+    source = K.RowSource(gram=Kfull)
     pt = np.arange(m, dtype=np.int64)
     stats = np.zeros(7, dtype=np.int64)
-    i, j, viol = _smo.wss_variables(pt, s, p, u, alpha, source.diag, source.src, stats)
-    bi, bj, bviol = _brute_force_pair(Q, s, u, alpha, g)
-    assert abs(viol - bviol) <= 1e-12
-    assert i == bi
-    if bj < 0:
-        assert j < 0 or viol <= 0
-    else:
-        assert j == bj
+    chosen = _smo.wss_variables(pt, s, p, u, alpha, source.diag, source.src, stats)
+    _assert_same_choice(chosen, _brute_force_pair(Q, s, u, alpha, g))
 
 
 @pytest.mark.parametrize("seed", range(16))
@@ -168,16 +175,10 @@ def test_working_set_selection_on_two_copies_per_point_matches_brute_force(seed)
     p = rng.normal(size=2 * m)
     Q = s[:, None] * Kfull[np.ix_(pt, pt)] * s[None, :]
     g = Q @ alpha + p
-    source = _smo.RowSource(gram=Kfull)
-    i, j, viol = _smo.wss_variables(pt.astype(np.int64), s, p, u, alpha, source.diag,
-                                    source.src, np.zeros(7, np.int64))
-    bi, bj, bviol = _brute_force_pair(Q, s, u, alpha, g)
-    assert abs(viol - bviol) <= 1e-12
-    assert i == bi
-    if bj < 0:
-        assert j < 0 or viol <= 0
-    else:
-        assert j == bj
+    source = K.RowSource(gram=Kfull)
+    chosen = _smo.wss_variables(pt.astype(np.int64), s, p, u, alpha, source.diag, source.src,
+                                np.zeros(7, np.int64))
+    _assert_same_choice(chosen, _brute_force_pair(Q, s, u, alpha, g))
 
 
 def test_working_set_selection_signs_on_a_hand_made_state():
@@ -186,7 +187,7 @@ def test_working_set_selection_signs_on_a_hand_made_state():
     G = np.array([[1.0, 0.0], [0.0, 1.0]])
     s, u = np.array([1.0, -1.0]), np.array([1.0, 1.0])
     alpha, g = np.zeros(2), np.array([-1.0, -1.0])
-    src = _smo.RowSource(gram=G)
+    src = K.RowSource(gram=G)
     pt = np.arange(2, dtype=np.int64)
     p = g.copy()                                     # (at alpha = 0, G = p)
     i, j, viol = _smo.wss_variables(pt, s, p, u, alpha, src.diag, src.src,
@@ -205,15 +206,15 @@ def test_cholesky_and_solve_match_numpy_and_refuse_singular():
     B = rng.normal(size=(30, 30))
     Msym = B @ B.T + 0.1 * np.eye(30)
     M = Msym.copy()
-    assert _smo._cholesky(M, 30)
+    assert _smo_newton._cholesky(M, 30)
     L = np.tril(M)
     np.testing.assert_allclose(L @ L.T, Msym, rtol=1e-12, atol=1e-10)
     x = rng.normal(size=30)
     z = x.copy()
-    _smo._chol_solve(M, 30, z)
+    _smo_newton._chol_solve(M, 30, z)
     np.testing.assert_allclose(Msym @ z, x, rtol=1e-9, atol=1e-9)
     low_rank = B[:, :5] @ B[:, :5].T                     # rank 5: refused, not garbage
-    assert not _smo._cholesky(low_rank.copy(), 30)
+    assert not _smo_newton._cholesky(low_rank.copy(), 30)
 
 
 @pytest.mark.parametrize("kernel,eps", [(rm.kernels.RBF(0.3), 0.5), (rm.kernels.RBF(1.0), 0.0),
@@ -224,7 +225,7 @@ def test_newton_step_reaches_the_plain_smo_optimum(kernel, eps):
     X, y, _, _ = random_binary(5, m=120, d=4, kernel="rbf")
     Kfull = np.asarray(kernel.gram(X), dtype=np.float64)
     m = len(y)
-    src = _smo.RowSource(gram=Kfull)
+    src = K.RowSource(gram=Kfull)
     pt = np.concatenate([np.arange(m), np.arange(m)]).astype(np.int64)
     s = np.concatenate([y, -y]).astype(np.float64)
     p = np.concatenate([-np.ones(m), np.full(m, 1.0 + eps)])
@@ -241,7 +242,7 @@ def test_newton_step_reaches_the_plain_smo_optimum(kernel, eps):
         assert abs(s @ z) <= 1e-10 and np.all(z >= 0) and np.all(z <= u)
         out[newton] = (0.5 * z @ Q @ z + p @ z, stats[_smo._POLISH])
     assert out[False][1] == 0
-    assert abs(out[True][0] - out[False][0]) <= 1e-9 * (1 + abs(out[False][0]))
+    assert rel(out[True][0], out[False][0]) <= 1e-9
     if eps > 0 and not kernel.is_linear:
         assert out[True][1] >= 1                       # the Newton step was taken
 
@@ -263,8 +264,8 @@ def test_shrunk_variables_are_revisited(seed):
     X, y, k, _ = random_binary(seed, m=80, d=3, kernel="linear")
     prob = rm.SVM(X, y, C=10.0, kernel=k, fit_intercept=True)
     tol = 1e-3
-    on = _smo.solve_svm_with_intercept(prob, tol=tol)
-    off = _smo.solve_svm_with_intercept(prob, tol=tol, shrinking=False)
+    on = fast_svm.solve_svm_with_intercept(prob, tol=tol)
+    off = fast_svm.solve_svm_with_intercept(prob, tol=tol, shrinking=False)
     assert on.info["shrunk"] > 0 and on.info["resumed_after_unshrink"] >= 1
     assert on.info["gradient_reconstructions"] >= 2
     assert off.info["shrunk"] == 0 and off.info["gradient_reconstructions"] == 0
@@ -272,44 +273,26 @@ def test_shrunk_variables_are_revisited(seed):
         assert _full_violation(prob, sol.variables["alpha"]) <= tol * (1 + 1e-9)
         assert abs(sol.info["violation"] - _full_violation(prob, sol.variables["alpha"])) < 1e-9
     # at the default tolerance both certify and agree
-    on, off = (_smo.solve_svm_with_intercept(prob, shrinking=sh) for sh in (True, False))
-    assert abs(on.objective - off.objective) <= 1e-8 * (1 + abs(off.objective))
+    on, off = (fast_svm.solve_svm_with_intercept(prob, shrinking=sh) for sh in (True, False))
+    assert rel(on.objective, off.objective) <= 1e-8
     assert prob.certify(on).ok
 
 
-# ---- SVM with intercept -------------------------------------------------------------------
-@given(data=binary_data(), C=log_uniform(1e-2, 1e2), tiny_cache=st.booleans())
-def test_svm_intercept_matches_reference_and_certifies(data, C, tiny_cache):
-    X, y, kernel, _ = data
-    prob = rm.SVM(X, y, C=C, kernel=kernel, fit_intercept=True)
-    ref = prob.solve()
-    sol = _smo.solve_svm_with_intercept(prob, cache_size=1e-5 if tiny_cache else 200)
-    expected_path = "cache" if tiny_cache and not kernel.is_precomputed else "gram"
-    assert sol.info["kernel_path"] == expected_path
-    assert sol.status == "optimal" and sol.solver == "fast:smo" and sol.form == "fast"
-    assert abs(sol.objective - ref.objective) <= 1e-6 * (1 + abs(ref.objective))
-    # the reported objective is the canonical primal at the returned point
-    assert sol.objective == pytest.approx(prob.primal_value(*prob._primal_point(sol)),
-                                          rel=1e-9, abs=1e-12)
-    cert = prob.certify(sol, reference=ref)
-    assert cert.ok, str(cert)
-    assert abs(float(prob.y @ sol.variables["alpha"])) <= 1e-10 * (1 + C * prob.m)
-
-
+# ---- SVM with intercept (against the reference, CSR, cache, warm start: test_contract.py) --
 def test_svm_intercept_cache_path_counts_and_agrees_with_gram_path():
     X, y, k, _ = random_binary(5, m=120, d=3, kernel="rbf")
     prob = rm.SVM(X, y, C=3.0, kernel=k, fit_intercept=True)
-    lazy = _smo.solve_svm_with_intercept(prob)          # Gram not built yet: rows on demand
+    lazy = fast_svm.solve_svm_with_intercept(prob)          # Gram not built yet: rows on demand
     assert lazy.info["kernel_path"] == "cache" and lazy.info["cache_slots"] == 120
     prob.gram                                            # once built, the Gram is used
-    g = _smo.solve_svm_with_intercept(prob)
-    c = _smo.solve_svm_with_intercept(prob, cache_size=4 * 8 * 120 / 2**20)
-    assert abs(lazy.objective - g.objective) <= 1e-9 * (1 + abs(g.objective))
+    g = fast_svm.solve_svm_with_intercept(prob)
+    c = fast_svm.solve_svm_with_intercept(prob, cache_size=4 * 8 * 120 / 2**20)
+    assert rel(lazy.objective, g.objective) <= 1e-9
     assert g.info["kernel_path"] == "gram" and c.info["kernel_path"] == "cache"
     assert c.info["cache_slots"] == 4
     assert c.info["cache_misses"] > 4                       # evictions happened
     assert c.info["cache_hits"] + c.info["cache_misses"] == c.info["row_requests"]
-    assert abs(g.objective - c.objective) <= 1e-9 * (1 + abs(g.objective))
+    assert rel(c.objective, g.objective) <= 1e-9
     assert prob.certify(c).ok
 
 
@@ -318,7 +301,7 @@ def test_svm_intercept_matches_libsvm():
 
     X, y, _, _ = random_binary(7, m=70, d=4)
     prob = rm.SVM(X, y, C=2.0, kernel=rm.kernels.RBF(0.4), fit_intercept=True)
-    sol = _smo.solve_svm_with_intercept(prob)
+    sol = fast_svm.solve_svm_with_intercept(prob)
     svc = SVC(C=2.0, kernel="rbf", gamma=0.4, tol=1e-12).fit(X, y)
     coef = np.zeros(len(y))
     coef[svc.support_] = svc.dual_coef_.ravel()
@@ -329,18 +312,18 @@ def test_svm_intercept_matches_libsvm():
 def test_linear_kernel_reports_w():
     X, y, k, _ = random_binary(8, m=30, d=3)
     prob = rm.SVM(X, y, C=1.0, fit_intercept=True)
-    sol = _smo.solve_svm_with_intercept(prob)
+    sol = fast_svm.solve_svm_with_intercept(prob)
     np.testing.assert_allclose(sol.variables["w"], X.T @ sol.coef, atol=1e-12)
     assert sol.variables["b"] == sol.intercept
     prob_rbf = rm.SVM(X, y, C=1.0, kernel="rbf", fit_intercept=True)
-    assert "w" not in _smo.solve_svm_with_intercept(prob_rbf).variables
+    assert "w" not in fast_svm.solve_svm_with_intercept(prob_rbf).variables
 
 
 def test_max_iter_status_and_warning():
     X, y, k, _ = random_binary(9, m=60, d=3, kernel="rbf")
     prob = rm.SVM(X, y, C=5.0, kernel=k, fit_intercept=True)
     with pytest.warns(ConvergenceWarning, match=r"tol=1\.000e-08"):
-        sol = _smo.solve_svm_with_intercept(prob, max_iter=3)
+        sol = fast_svm.solve_svm_with_intercept(prob, max_iter=3)
     assert sol.status == "max_iter" and sol.n_iter == 3
     assert sol.info["violation"] > 1e-8
     assert sol.objective == pytest.approx(prob.primal_value(*prob._primal_point(sol)))
@@ -349,40 +332,30 @@ def test_max_iter_status_and_warning():
 def test_reproducible_and_warm_start():
     X, y, k, _ = random_binary(10, m=50, d=3, kernel="rbf")
     prob = rm.SVM(X, y, C=2.0, kernel=k, fit_intercept=True)
-    a = _smo.solve_svm_with_intercept(prob)
-    b = _smo.solve_svm_with_intercept(prob)
+    a = fast_svm.solve_svm_with_intercept(prob)
+    b = fast_svm.solve_svm_with_intercept(prob)
     np.testing.assert_array_equal(a.coef, b.coef)
     assert a.intercept == b.intercept and a.n_iter == b.n_iter
-    w = _smo.solve_svm_with_intercept(prob, warm_start=a)
-    assert w.n_iter <= 2 and abs(w.objective - a.objective) <= 1e-10 * (1 + a.objective)
     # a warm start off the equality constraint is moved onto it, not rejected
     a0 = np.full(50, 0.5)
-    w2 = _smo.solve_svm_with_intercept(prob, warm_start={"alpha": a0})
+    w2 = fast_svm.solve_svm_with_intercept(prob, warm_start={"alpha": a0})
     assert abs(w2.objective - a.objective) <= 1e-8 * (1 + a.objective)
 
 
 def test_bad_arguments():
     X, y, k, _ = random_binary(11, m=20, d=2)
     prob = rm.SVM(X, y, C=1.0, fit_intercept=True)
-    for bad in (0, -1e-3, np.nan, "1e-3", True):
-        with pytest.raises(ValueError, match="tol"):
-            _smo.solve_svm_with_intercept(prob, tol=bad)
-    for bad in (0, -5, 2.5, True):
-        with pytest.raises(ValueError, match="max_iter"):
-            _smo.solve_svm_with_intercept(prob, max_iter=bad)
     for bad in (0, -1, np.inf, "big"):
         with pytest.raises(ValueError, match="cache_size"):
-            _smo.solve_svm_with_intercept(prob, cache_size=bad)
+            fast_svm.solve_svm_with_intercept(prob, cache_size=bad)
     with pytest.raises(ValueError, match="warm_start"):
-        _smo.solve_svm_with_intercept(prob, warm_start={"alpha": np.full(20, 1.5)})
+        fast_svm.solve_svm_with_intercept(prob, warm_start={"alpha": np.full(20, 1.5)})
     with pytest.raises(ValueError, match="warm_start"):
-        _smo.solve_svm_with_intercept(prob, warm_start={"alpha": -np.ones(20)})
+        fast_svm.solve_svm_with_intercept(prob, warm_start={"alpha": -np.ones(20)})
     with pytest.raises(ValueError, match="warm_start"):
-        _smo.solve_svm_with_intercept(prob, warm_start={"alpha": np.ones(3)})
+        fast_svm.solve_svm_with_intercept(prob, warm_start={"alpha": np.ones(3)})
     with pytest.raises(ValueError, match="shrinking"):
-        _smo.solve_svm_with_intercept(prob, shrinking="yes")
-    with pytest.raises(ValueError, match="unknown option"):
-        _smo.solve_svm_with_intercept(prob, verbose=True)
+        fast_svm.solve_svm_with_intercept(prob, shrinking="yes")
 
 
 # ---- Newton polish between chunks (ill-conditioned duals) ---------------------------------

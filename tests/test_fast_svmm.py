@@ -1,64 +1,24 @@
-"""fast/svmm.py: SVMm and epsilon-SVM (SPEC §6) by the one SMO, against the reference
-CVXPY dual and the KKT certificate; the limits C2 -> 0 and eps -> infinity (the SVM with
-intercept); Gram and cache paths; statuses, warnings and bad input."""
+"""fast/svmm.py: SVMm and epsilon-SVM (SPEC §6) by the one SMO: the limits C2 -> 0 and
+eps -> infinity (the SVM with intercept); cache evictions, shrinking, statuses, warnings and
+bad input specific to the SMO. Agreement with the reference and the certificate, CSR = dense,
+the cache path, the warm start and the common bad input: tests/test_contract.py."""
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
 from sklearn.exceptions import ConvergenceWarning
 
 import fast
 import refmodels as rm
-from fast import _smo
+from contract import rel
+from fast import svm as fast_svm
 from strategies import binary_data, log_uniform, random_binary
-
-C2_VALUES = st.one_of(st.just(0.0), log_uniform(1e-2, 1e2))
-EPS_VALUES = st.one_of(st.just(0.0), log_uniform(1e-3, 1e2))
-
-
-def _check(prob, sol, ref):
-    assert sol.status == "optimal" and sol.solver == "fast:smo" and sol.form == "fast"
-    assert abs(sol.objective - ref.objective) <= 1e-6 * (1 + abs(ref.objective)), \
-        (sol.objective, ref.objective)
-    assert sol.objective == pytest.approx(prob.primal_value(*prob._primal_point(sol)),
-                                          rel=1e-9, abs=1e-12)
-    cert = prob.certify(sol, reference=ref)
-    assert cert.ok, str(cert)
-
-
-@given(data=binary_data(), C1=log_uniform(1e-2, 1e2), C2=C2_VALUES, eps=EPS_VALUES,
-       fit_intercept=st.booleans(), tiny_cache=st.booleans())
-def test_svmm_matches_reference_and_certifies(data, C1, C2, eps, fit_intercept, tiny_cache):
-    X, y, kernel, _ = data
-    prob = rm.SVMm(X, y, C1=C1, C2=C2, eps=eps, kernel=kernel, fit_intercept=fit_intercept)
-    ref = prob.solve()
-    sol = fast.solve(prob, cache_size=1e-5 if tiny_cache else 200)
-    assert sol.info["kernel_path"] == ("cache" if tiny_cache and not kernel.is_precomputed
-                                       else "gram")
-    _check(prob, sol, ref)
-    a, b = sol.variables["alpha"], sol.variables["beta"]
-    assert np.all(a >= 0) and np.all(a <= C1) and np.all(b >= 0) and np.all(b <= C2)
-    if C2 == 0:
-        assert np.all(b == 0)
-    if fit_intercept:
-        assert abs(float(prob.y @ (a - b))) <= 1e-10 * (1 + prob.m * max(C1, C2))
-        assert sol.variables["b"] == sol.intercept
-    else:
-        assert sol.intercept == 0.0 and "b" not in sol.variables
-
-
-@given(data=binary_data(), C1=log_uniform(1e-2, 1e2), C2=C2_VALUES)
-def test_eps_svm_matches_reference_and_certifies(data, C1, C2):
-    X, y, kernel, _ = data
-    prob = rm.EpsSVM(X, y, C1=C1, C2=C2, kernel=kernel)
-    ref = prob.solve()
-    _check(prob, fast.solve(prob), ref)
 
 
 @given(data=binary_data(kernels=("linear", "rbf")), C=log_uniform(1e-2, 1e2))
 def test_limits_tend_to_svm_with_intercept(data, C):
     """SPEC §6: C2 = 0 or eps -> infinity gives the SVM with intercept (C = C1)."""
     X, y, kernel, _ = data
-    svm = _smo.solve_svm_with_intercept(rm.SVM(X, y, C=C, kernel=kernel, fit_intercept=True))
+    svm = fast_svm.solve_svm_with_intercept(rm.SVM(X, y, C=C, kernel=kernel, fit_intercept=True))
     tol = 1e-7 * (1 + abs(svm.objective))
     for prob in (rm.SVMm(X, y, C1=C, C2=0.0, eps=0.3, kernel=kernel),
                  rm.SVMm(X, y, C1=C, C2=5.0, eps=1e7, kernel=kernel)):
@@ -75,7 +35,7 @@ def test_cache_path_with_evictions_matches_gram_path():
     c = fast.solve(prob, cache_size=3 * 8 * 150 / 2**20)
     assert c.info["kernel_path"] == "cache" and c.info["cache_slots"] == 3
     assert c.info["cache_misses"] > 3 and c.info["cache_hits"] > 0
-    assert abs(g.objective - c.objective) <= 1e-9 * (1 + abs(g.objective))
+    assert rel(c.objective, g.objective) <= 1e-9
     assert prob.certify(c).ok
 
 
@@ -87,7 +47,7 @@ def test_shrinking_on_and_off_agree(fit_intercept):
     off = fast.solve(prob, shrinking=False)
     assert on.info["shrunk"] > 0 and on.info["gradient_reconstructions"] >= 1
     assert off.info["shrunk"] == 0
-    assert abs(on.objective - off.objective) <= 1e-8 * (1 + abs(off.objective))
+    assert rel(on.objective, off.objective) <= 1e-8
     assert prob.certify(on).ok and prob.certify(off).ok
 
 
@@ -119,8 +79,6 @@ def test_reproducible_and_warm_start():
     a, b = fast.solve(prob, random_state=0), fast.solve(prob, random_state=1)
     np.testing.assert_array_equal(a.coef, b.coef)
     assert a.intercept == b.intercept and a.n_iter == b.n_iter
-    w = fast.solve(prob, warm_start=a)
-    assert w.n_iter <= 2 and abs(w.objective - a.objective) <= 1e-10 * (1 + a.objective)
     # warm start from the SVM (beta = 0) of a related problem
     prob2 = rm.SVMm(X, y, C1=2.0, C2=0.0, eps=0.5, kernel=k)
     s2 = fast.solve(prob2)
@@ -131,10 +89,6 @@ def test_reproducible_and_warm_start():
 def test_bad_arguments():
     X, y, k, _ = random_binary(15, m=20, d=2)
     prob = rm.SVMm(X, y, C1=1.0, C2=0.5, eps=0.1)
-    with pytest.raises(ValueError, match="tol"):
-        fast.solve(prob, tol=0.0)
-    with pytest.raises(ValueError, match="max_iter"):
-        fast.solve(prob, max_iter=0)
     with pytest.raises(ValueError, match="cache_size"):
         fast.solve(prob, cache_size=-2)
     with pytest.raises(ValueError, match="method"):
@@ -143,5 +97,3 @@ def test_bad_arguments():
         fast.solve(prob, warm_start={"alpha": np.zeros(20), "beta": np.ones(20)})
     with pytest.raises(ValueError, match="alpha"):
         fast.solve(prob, warm_start={"beta": np.zeros(20)})
-    with pytest.raises(ValueError, match="unknown option"):
-        fast.solve(prob, foo=1)

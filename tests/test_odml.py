@@ -4,6 +4,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 import refmodels as rm
+from contract import check_certifies_from_w, check_rejects_bad_data
 from refmodels.odml import woodbury_H, woodbury_solve
 from strategies import binary_data, log_uniform, projected_gradient, random_binary
 
@@ -256,10 +257,7 @@ def test_certify_from_w_only_derives_dual(family):
     X, y, _, _ = random_binary(2, m=50, d=3)
     prob = (rm.ODML(X, y, lam=30.0, mu1=2.0, mu2=1.0) if family == "ODML"
             else rm.LDM(X, y, C=0.3, lam1=1.0, lam2=1.0))
-    ref = prob.solve(form="primal")
-    cert = prob.certify(prob.solution_from(w=ref.w))
-    assert cert.ok, str(cert)
-    assert any("derived" in n for n in cert.notes)
+    check_certifies_from_w(prob, prob.solve(form="primal"))
 
 
 def test_zero_feature_vector():
@@ -287,12 +285,7 @@ def test_bad_input():
         with pytest.raises(ValueError, match=name):
             rm.LDM(X, y, **kw)
     for cls in (rm.ODML, rm.LDM):
-        with pytest.raises(ValueError, match="finite"):
-            cls(np.where(X > 1, np.nan, X), y)
-        with pytest.raises(ValueError, match="one class"):
-            cls(X, np.ones(10))
-        with pytest.raises(ValueError, match="exactly two"):
-            cls(X, np.arange(10) % 3)
+        check_rejects_bad_data(cls, X, y)
     with pytest.raises(ValueError, match="alpha"):
         rm.ODML(X, y).solution_from(dual={"beta": np.zeros(10)})
     with pytest.raises(ValueError, match="beta"):

@@ -4,6 +4,8 @@ import pytest
 from hypothesis import given, strategies as st
 
 import refmodels as rm
+from contract import check_certifies_from_w, check_rejects_bad_data, check_rejects_perturbed, \
+    libsvm_stopped_early
 from strategies import binary_data, log_uniform, projected_gradient, random_binary
 
 
@@ -50,10 +52,7 @@ def test_certificate_fails_when_it_should(kernel, fit_intercept):
     prob = rm.SVM(X, y, C=1.0, kernel=k, fit_intercept=fit_intercept)
     ref = prob.solve()
     assert prob.certify(ref).ok
-    # perturbed optimum
-    bad = prob.solution_from(coef=ref.coef * 1.01, intercept=ref.intercept)
-    cert = prob.certify(bad)
-    assert not cert.ok and "objective gap" in cert.failing
+    check_rejects_perturbed(prob, ref)
     # dual point outside its box
     a = ref.variables["alpha"].copy()
     a[np.argmax(a)] = prob.C * 1.5
@@ -62,14 +61,7 @@ def test_certificate_fails_when_it_should(kernel, fit_intercept):
     assert not cert.ok and "dual feasibility" in cert.failing
     # another solver stopped early
     if fit_intercept:
-        from sklearn.svm import SVC
-        import warnings
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            svc = SVC(C=prob.C, kernel="precomputed", max_iter=3).fit(prob.gram, y)
-        coef = np.zeros(len(y))
-        coef[svc.support_] = svc.dual_coef_.ravel()
-        early = prob.solution_from(coef=coef, intercept=svc.intercept_[0])
+        early = libsvm_stopped_early(prob, prob.C)
     else:
         Q = prob.y[:, None] * prob.gram * prob.y[None, :]
         early = prob.solution_from(dual={"alpha": projected_gradient(Q, -np.ones(len(y)), 0, prob.C)})
@@ -80,22 +72,14 @@ def test_certificate_fails_when_it_should(kernel, fit_intercept):
 def test_certify_from_w_only_derives_dual():
     X, y, _, _ = random_binary(2, m=50, d=3)
     prob = rm.SVM(X, y, C=2.0)
-    ref = prob.solve(form="primal")
-    cert = prob.certify(prob.solution_from(w=ref.w))
-    assert cert.ok, str(cert)
-    assert any("derived" in n for n in cert.notes)
+    check_certifies_from_w(prob, prob.solve(form="primal"))
 
 
 def test_bad_input():
     X, y, _, _ = random_binary(3, m=10, d=2)
     with pytest.raises(ValueError, match="C"):
         rm.SVM(X, y, C=0)
-    with pytest.raises(ValueError, match="finite"):
-        rm.SVM(np.where(X > 1, np.nan, X), y)
-    with pytest.raises(ValueError, match="one class"):
-        rm.SVM(X, np.ones(10))
-    with pytest.raises(ValueError, match="exactly two"):
-        rm.SVM(X, np.arange(10) % 3)
+    check_rejects_bad_data(rm.SVM, X, y)
     with pytest.raises(ValueError, match="one label per row"):
         rm.SVM(X, y[:-1])
     with pytest.raises(ValueError, match="non-empty"):

@@ -1,0 +1,56 @@
+"""The contract of ``fast.solve`` (tests/contract.py) over every family of the registry:
+agreement with the reference and certification, CSR equals dense, the bounded cache equals
+the Gram path, warm starts, and bad input."""
+import pytest
+from hypothesis import given, strategies as st
+
+from contract import BAD_INPUT, CASES, KNOWN_BAD_INPUT_BUGS, check_agrees, check_bad_input, \
+    check_cache, check_sparse, check_warm_start, names
+from refmodels.registry import FAMILIES
+from strategies import log_uniform
+
+
+def test_every_registered_family_has_a_case():
+    assert set(FAMILIES) <= set(CASES)
+
+
+@pytest.mark.parametrize("family", names("agrees"))
+@given(data=st.data())
+def test_matches_reference_and_certifies(family, data):
+    case = CASES[family]
+    check_agrees(case, data.draw(case.problems(), label="prob"))
+
+
+@pytest.mark.parametrize("family", names("sparse"))
+@given(seed=st.integers(0, 2**31), h=log_uniform(1e-2, 1e2), density=st.floats(0.05, 0.6))
+def test_sparse_csr_matches_dense(family, seed, h, density):
+    check_sparse(CASES[family], seed, h, density)
+
+
+@pytest.mark.parametrize("family", names("cache"))
+@given(data=st.data())
+def test_bounded_cache_path(family, data):
+    case = CASES[family]
+    check_cache(case, data.draw(case.problems(kernels=("rbf", "poly")), label="prob"))
+
+
+@pytest.mark.parametrize("family", names("warm"))
+def test_warm_start_from_own_solution(family):
+    case = CASES[family]
+    check_warm_start(case, case.example())
+
+
+def _bad_input_params():
+    for family in names("bad_input"):
+        for argument, value in BAD_INPUT:
+            known = KNOWN_BAD_INPUT_BUGS.get((family, argument, value)) \
+                if isinstance(value, str) else None
+            marks = [pytest.mark.xfail(strict=True, reason=known)] if known else []
+            yield pytest.param(family, argument, value, marks=marks,
+                               id=f"{family}-{argument}={value!r}")
+
+
+@pytest.mark.parametrize("family, argument, value", list(_bad_input_params()))
+def test_bad_input_names_the_argument(family, argument, value):
+    case = CASES[family]
+    check_bad_input(case, case.example(), argument, value)
