@@ -84,34 +84,28 @@ def _coord_root(b, kappa, q):
         return 0.0
     if kappa <= 0.0:
         return b
-    if q >= 2.0:
-        y = min(b, (b / kappa) ** (1.0 / (q - 1.0)))
-        for _ in range(300):
-            f = y + kappa * y ** (q - 1.0) - b
-            if f <= 0.0:
-                break
-            yn = y - f / (1.0 + kappa * (q - 1.0) * y ** (q - 2.0))
-            if yn <= 0.0:
-                yn = 0.5 * y
-            if y - yn <= 1e-16 * y:
-                y = yn
-                break
-            y = yn
-        return y
+    if q >= 2.0:                            # y + kappa y^(q-1) = b, convex in y
+        return _newton_from_above(min(b, (b / kappa) ** (1.0 / (q - 1.0))), b, kappa, 1.0,
+                                  q - 1.0)
     e = 1.0 / (q - 1.0)                     # z = y^(q-1): z^e + kappa z = b, convex in z
-    z = min(b / kappa, b ** (q - 1.0))
+    return _newton_from_above(min(b / kappa, b ** (q - 1.0)), b, kappa, e, 1.0) ** e
+
+
+@njit(cache=True)
+def _newton_from_above(x, b, kappa, p1, p2):
+    """Root of the convex increasing ``x^p1 + kappa x^p2 = b`` on ``x > 0`` by Newton from a
+    point above it (monotone descent; halving if a step leaves ``x > 0``)."""
     for _ in range(300):
-        f = z ** e + kappa * z - b
+        f = x ** p1 + kappa * x ** p2 - b
         if f <= 0.0:
             break
-        zn = z - f / (e * z ** (e - 1.0) + kappa)
-        if zn <= 0.0:
-            zn = 0.5 * z
-        if z - zn <= 1e-16 * z:
-            z = zn
-            break
-        z = zn
-    return z ** e
+        xn = x - f / (p1 * x ** (p1 - 1.0) + kappa * p2 * x ** (p2 - 1.0))
+        if xn <= 0.0:
+            xn = 0.5 * x
+        if x - xn <= 1e-16 * x:
+            return xn
+        x = xn
+    return x
 
 
 @njit(cache=True)

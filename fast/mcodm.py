@@ -202,6 +202,9 @@ def _stop(S, coef, alpha, beta, y, M, c, mu, theta, wn2, tol, kkt_tol):
     return P, Dm, r, (P - Dm) / (1.0 + abs(P)) <= tol and r <= kkt_tol
 
 
+_NO_XSQ = np.zeros(1)          # the Gram path reads A = G[i, i]
+
+
 @njit(cache=True)
 def _coef_dot(coef, S):
     s = 0.0
@@ -225,15 +228,63 @@ def _pattern_changes(alpha_i, beta_i, anew, bnew, yi):
 
 
 @njit(cache=True)
-def _bcd_gram(G, y, M, alpha, beta, coef, St, c, mu, theta, tol, kkt_tol, max_epochs, seed,
-              calm_needed):
-    """Epochs of BCD on the Gram path until the relative gap (maintained scores) <= tol, or
-    (``calm_needed > 0``) until the face has not changed for ``calm_needed`` epochs in a row.
-    ``St`` = ``S^T`` (k x m), so that a block update is ``k`` contiguous AXPYs
-    ``St[l, :] += delta_l G[i, :]`` (only for the ``l`` that changed: ``alpha_i^{y_i}`` and
-    one or two ``alpha_i^l`` once the face has settled).
+def _scores_linear(X, Wt, S):
+    m, d = X.shape
+    k = Wt.shape[0]
+    for i in range(m):
+        for l in range(k):
+            s = 0.0
+            for f in range(d):
+                s += X[i, f] * Wt[l, f]
+            S[i, l] = s
 
-    Returns ``(epochs, P, D_max, status)``, status ``_DONE``, ``_CALM`` or ``_MAXED``."""
+
+@njit(cache=True)
+def _block(i, A, T, R, linear, y, M, alpha, beta, coef, theta, aD, aE, B, anew, buf):
+    """One block of eq. 24 (Alg. 4, by sorting: :func:`block_core`) at sample ``i``, on
+    either path: the scores of ``x_i`` are ``T[l, i]`` (Gram path: ``T = S^T``, k x m) or
+    ``T[l] . R[i]`` (linear path: ``T = W^T``, k x d, ``R = X``); writes ``alpha_i``,
+    ``beta_i``, ``coef_i`` and moves ``T[l] += delta_l R[i]`` for the ``l`` that changed.
+    Returns the number of face changes."""
+    k = coef.shape[1]
+    yi = y[i]
+    for l in range(k):
+        if linear:
+            sc = 0.0
+            for f in range(R.shape[1]):
+                sc += T[l, f] * R[i, f]
+        else:
+            sc = T[l, i]
+        g = sc - A * coef[i, l]                    # sum_{j != i} k_ij coef[j, l]
+        B[l] = g + (1.0 - theta) if l != yi else g
+    F = M[i] + 1.0 + theta - B[yi]
+    bnew = block_core(A, B, yi, aD, aE, F, anew, buf)
+    changes = _pattern_changes(alpha[i], beta[i], anew, bnew, yi)
+    for l in range(k):
+        cn = anew[l] - bnew if l == yi else anew[l]
+        dl = cn - coef[i, l]
+        coef[i, l] = cn
+        alpha[i, l] = anew[l]
+        if dl != 0.0:
+            Ri = R[i]
+            Tl = T[l]
+            for j in range(Ri.shape[0]):
+                Tl[j] += dl * Ri[j]
+    beta[i] = bnew
+    return changes
+
+
+@njit(cache=True)
+def _bcd(linear, R, xsq, y, M, alpha, beta, coef, T, S, c, mu, theta, tol, kkt_tol,
+         max_epochs, seed, calm_needed):
+    """Epochs of block coordinate descent (eq. 24 per sample, random order) on one path:
+    Gram (``R = G``, ``T = S^T`` so that a block update is ``k`` contiguous AXPYs
+    ``S^T[l, :] += delta_l G[i, :]``) or linear (``R = X``, ``T = W^T`` stored explicitly,
+    seed 002 §4.2; ``S`` is scratch, recomputed as ``X W`` at each check). Runs until the
+    relative gap (maintained scores) is at most ``tol`` and the scaled KKT residual at most
+    ``kkt_tol``, or (``calm_needed > 0``) until the face has not changed for ``calm_needed``
+    epochs in a row. Returns ``(epochs, P, D_max, status)``, status ``_DONE``, ``_CALM`` or
+    ``_MAXED``."""
     m, k = coef.shape
     aD = 1.0 / (2.0 * c)                  # m (1-theta)^2 / (2 lam)
     aE = aD / mu
@@ -250,102 +301,18 @@ def _bcd_gram(G, y, M, alpha, beta, coef, St, c, mu, theta, tol, kkt_tol, max_ep
         changes = 0
         for t in range(m):
             i = perm[t]
-            yi = y[i]
-            A = G[i, i]
-            for l in range(k):
-                g = St[l, i] - A * coef[i, l]         # sum_{j != i} k_ij coef[j, l]
-                B[l] = g + (1.0 - theta) if l != yi else g
-            F = M[i] + 1.0 + theta - B[yi]
-            bnew = block_core(A, B, yi, aD, aE, F, anew, buf)
-            changes += _pattern_changes(alpha[i], beta[i], anew, bnew, yi)
-            for l in range(k):
-                cn = anew[l] - bnew if l == yi else anew[l]
-                dl = cn - coef[i, l]
-                coef[i, l] = cn
-                alpha[i, l] = anew[l]
-                if dl != 0.0:
-                    Gi = G[i]
-                    Sl = St[l]
-                    for j in range(m):
-                        Sl[j] += dl * Gi[j]
-            beta[i] = bnew
+            A = xsq[i] if linear else R[i, i]
+            changes += _block(i, A, T, R, linear, y, M, alpha, beta, coef, theta, aD, aE, B,
+                              anew, buf)
         ep += 1
-        S = St.T
-        P, Dm, r, done = _stop(S, coef, alpha, beta, y, M, c, mu, theta, _coef_dot(coef, S),
-                               tol, kkt_tol)
-        if done:
-            return ep, P, Dm, _DONE
-        calm = calm + 1 if changes == 0 else 0
-        if calm_needed > 0 and calm >= calm_needed:
-            return ep, P, Dm, _CALM
-    return ep, P, Dm, _MAXED
-
-
-@njit(cache=True)
-def _scores_linear(X, Wt, S):
-    m, d = X.shape
-    k = Wt.shape[0]
-    for i in range(m):
-        for l in range(k):
-            s = 0.0
-            for f in range(d):
-                s += X[i, f] * Wt[l, f]
-            S[i, l] = s
-
-
-@njit(cache=True)
-def _bcd_linear(X, xsq, y, M, alpha, beta, coef, Wt, S, c, mu, theta, tol, kkt_tol, max_epochs,
-                seed, calm_needed):
-    """Epochs of BCD on the linear path (``Wt`` = W^T, k x d, stored explicitly; seed 002
-    §4.2). ``S`` is scratch for the gap (recomputed as ``X W`` at each check). Stops as
-    :func:`_bcd_gram`.
-
-    Returns ``(epochs, P, D_max, status)``."""
-    m, d = X.shape
-    k = coef.shape[1]
-    aD = 1.0 / (2.0 * c)
-    aE = aD / mu
-    B = np.empty(k)
-    anew = np.empty(k)
-    delta = np.empty(k)
-    buf = np.empty(k)
-    np.random.seed(seed)
-    P = np.inf
-    Dm = -np.inf
-    ep = 0
-    calm = 0
-    while ep < max_epochs:
-        perm = np.random.permutation(m)
-        changes = 0
-        for t in range(m):
-            i = perm[t]
-            yi = y[i]
-            A = xsq[i]
+        if linear:
+            _scores_linear(R, T, S)
+            wn2 = 0.0
             for l in range(k):
-                s = 0.0
-                for f in range(d):
-                    s += Wt[l, f] * X[i, f]
-                g = s - A * coef[i, l]                 # w_l^T x_i - A coef[i, l]
-                B[l] = g + (1.0 - theta) if l != yi else g
-            F = M[i] + 1.0 + theta - B[yi]
-            bnew = block_core(A, B, yi, aD, aE, F, anew, buf)
-            changes += _pattern_changes(alpha[i], beta[i], anew, bnew, yi)
-            for l in range(k):
-                cn = anew[l] - bnew if l == yi else anew[l]
-                delta[l] = cn - coef[i, l]
-                coef[i, l] = cn
-                alpha[i, l] = anew[l]
-                if delta[l] != 0.0:
-                    dl = delta[l]
-                    for f in range(d):
-                        Wt[l, f] += dl * X[i, f]
-            beta[i] = bnew
-        ep += 1
-        _scores_linear(X, Wt, S)
-        wn2 = 0.0
-        for l in range(k):
-            for f in range(d):
-                wn2 += Wt[l, f] * Wt[l, f]
+                for f in range(T.shape[1]):
+                    wn2 += T[l, f] * T[l, f]
+        else:
+            wn2 = _coef_dot(coef, S)
         P, Dm, r, done = _stop(S, coef, alpha, beta, y, M, c, mu, theta, wn2, tol, kkt_tol)
         if done:
             return ep, P, Dm, _DONE
@@ -566,7 +533,7 @@ class _Engine:
 
     def scores(self, coef):
         """``S = G coef`` (kernel) or ``X (X^T coef)`` (linear), fresh; on the kernel path
-        the transpose of a C-contiguous ``S^T = coef^T G`` (the layout of :func:`_bcd_gram`)."""
+        the transpose of a C-contiguous ``S^T = coef^T G`` (the layout of :func:`_bcd`)."""
         if self.path == "linear":
             return np.ascontiguousarray(self.X @ (self.X.T @ coef))
         return np.ascontiguousarray(coef.T @ self.G).T
@@ -682,14 +649,11 @@ class _Engine:
                     continue                   # fresh scores and the stop test again
             if epochs >= max_iter:
                 return coef, S, epochs, P, Dm, False
-            if self.path == "linear":
-                n, _, _, status = _bcd_linear(self.X, self.xsq, self.y, M, alpha, beta, coef,
-                                              Wt, S, c, mu, theta, tol, kkt_tol,
-                                              max_iter - epochs, seed + epochs, calm)
-            else:
-                n, _, _, status = _bcd_gram(self.G, self.y, M, alpha, beta, coef, S.T, c, mu,
-                                            theta, tol, kkt_tol, max_iter - epochs,
-                                            seed + epochs, calm)
+            linear = self.path == "linear"
+            n, _, _, status = _bcd(linear, self.X if linear else self.G,
+                                   self.xsq if linear else _NO_XSQ, self.y, M, alpha, beta,
+                                   coef, Wt if linear else S.T, S, c, mu, theta, tol, kkt_tol,
+                                   max_iter - epochs, seed + epochs, calm)
             epochs += n
             if status == _CALM:
                 want_polish = True

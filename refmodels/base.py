@@ -24,9 +24,6 @@ from .solution import Solution, SolverError
 #: (``reference="auto"``); larger ones skip the objective gap unless asked.
 AUTO_REFERENCE_MAX_M = 2000
 
-#: ``gram_times`` builds (and caches) the Gram up to this many samples
-GRAM_TIMES_MAX_M = 3000
-
 #: default tolerances handed to the reference solvers (tighter than CVXPY's defaults).
 SOLVER_DEFAULTS = {
     "CLARABEL": {},  # Clarabel's defaults are 1e-8 on gap and feasibility
@@ -77,21 +74,23 @@ def run_cvxpy(problem, solver, verbose=False, ladder=False, **options):
     """Solve a CVXPY problem; raise :class:`SolverError` unless it reports ``optimal``.
 
     ``ladder=True`` (Clarabel, no ``tol*`` option given): the levels of
-    :data:`CLARABEL_LADDER` in turn, the first one reported optimal wins.
+    :data:`CLARABEL_LADDER` in turn, the first one reported optimal wins; ``ladder`` may
+    also be the tuple of levels to try (e.g. ``CLARABEL_LADDER[1:]``).
     """
     import cvxpy as cp
 
     if ladder and str(solver).upper() == "CLARABEL" and not any(k.startswith("tol")
                                                                  for k in options):
+        levels = CLARABEL_LADDER if ladder is True else tuple(ladder)
         t0 = time.perf_counter()
-        for i, level in enumerate(CLARABEL_LADDER):
+        for i, level in enumerate(levels):
             try:
                 with warnings.catch_warnings():
                     warnings.filterwarnings("ignore", message=".*Solution may be inaccurate.*")
                     run_cvxpy(problem, solver, verbose, **level, **options)
                 return time.perf_counter() - t0
             except SolverError:
-                if i == len(CLARABEL_LADDER) - 1:
+                if i == len(levels) - 1:
                     raise
 
     solver = (solver or "CLARABEL").upper()
@@ -243,14 +242,14 @@ class Problem(abc.ABC):
         return self.kernel.cross(self.X, K)
 
     def gram_times(self, v):
-        """``G v`` without the feature map: ``X (X^T v)`` for the linear kernel; the Gram
-        (built on first use) up to ``GRAM_TIMES_MAX_M`` samples; kernel blocks over the
-        non-zeros of ``v`` beyond (O(m nnz(v)) kernel evaluations, O(m) memory per block)."""
+        """``G v`` without the feature map: ``X (X^T v)`` for the linear kernel; the Gram if
+        it is built (or is the data); else kernel blocks over the non-zeros of ``v``
+        (O(m nnz(v)) kernel evaluations, O(m) memory per block), without building and
+        caching the Gram (a check must not change the path of a later solve)."""
         v = np.asarray(v, dtype=float)
         if self.kernel.is_linear:
             return np.asarray(self.X @ np.asarray(self.X.T @ v).ravel()).ravel()
-        if (self.gram_if_built is not None or self.kernel.is_precomputed
-                or self.m <= GRAM_TIMES_MAX_M):
+        if self.gram_if_built is not None or self.kernel.is_precomputed:
             return self.gram @ v
         nz = np.flatnonzero(v)
         out = np.zeros(self.m)
@@ -706,6 +705,17 @@ class BinaryProblem(Problem):
         xi = np.asarray(xi, float)
         viol = (gamma - bound - xi) if upper else (bound - xi - gamma)
         return float(max(np.max(np.maximum(viol, 0.0)), np.max(np.maximum(-xi, 0.0))))
+
+
+def given_slacks(sol, m, defaults, names=("xi", "eps")):
+    """The slack variables a solution carries (by name, when of shape ``(m,)``), else the
+    ``defaults`` (the smallest feasible ones for the point)."""
+    out = list(defaults)
+    variables = sol.variables if sol is not None else {}
+    for k, name in enumerate(names):
+        if np.shape(variables.get(name)) == (m,):
+            out[k] = np.asarray(variables[name], float)
+    return tuple(out)
 
 
 def warn_convergence(message):

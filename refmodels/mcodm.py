@@ -54,7 +54,7 @@ import scipy.sparse as sp
 
 from ._validation import (check_vector, check_X, in_interval, multiclass_labels, positive,
                           positive_int)
-from .base import TIE_THRESHOLDS, Problem, run_cvxpy, warn_convergence
+from .base import given_slacks, TIE_THRESHOLDS, Problem, run_cvxpy, warn_convergence
 from .certify import DEFAULT_TOL, complementarity
 from .solution import Solution, SolverError
 
@@ -73,18 +73,17 @@ def _check_matrix(A, shape, name):
 
 
 def _check_M(M, m):
-    try:
-        M = np.asarray(M, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"M must be a numeric vector of length m={m}: {exc}") from None
-    if M.ndim == 2 and 1 in M.shape:
-        M = M.ravel()
-    if M.shape != (m,):
+    """``M`` (one ``M_i`` per training sample), finite, of length ``m``."""
+    M = np.asarray(M, dtype=object if np.iscomplexobj(M) else None)
+    if np.shape(M) not in ((m,), (m, 1), (1, m)):
         raise ValueError(f"M must be a vector of length m={m} (one M_i per training sample); "
-                         f"got shape {M.shape}")
-    if not np.all(np.isfinite(M)):
-        raise ValueError("M must contain only finite values (no NaN or inf)")
-    return M
+                         f"got shape {np.shape(M)}")
+    try:
+        return check_vector(M, m, "M")
+    except ValueError as exc:
+        if "finite" in str(exc):
+            raise ValueError("M must contain only finite values (no NaN or inf)") from None
+        raise
 
 
 def _run_tight(problem, solver, verbose, opts):
@@ -470,13 +469,7 @@ class RelaxedMcODM(_MultiClassData):
 
     # ---- KKT ------------------------------------------------------------------------------------
     def _slacks_of(self, W, sol):
-        xi, eps = self.min_slacks(W)
-        if sol is not None:
-            if np.shape(sol.variables.get("xi")) == (self.m,):
-                xi = np.asarray(sol.variables["xi"], float)
-            if np.shape(sol.variables.get("eps")) == (self.m,):
-                eps = np.asarray(sol.variables["eps"], float)
-        return xi, eps
+        return given_slacks(sol, self.m, self.min_slacks(W))
 
     def kkt_residuals(self, point, dual, sol=None):
         """KKT residuals of eq. 20 / eq. 23 at ``(W, xi, eps)`` and ``(alpha, beta)``.

@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._validation import in_interval, positive
-from .base import BinaryProblem, run_cvxpy
+from .base import given_slacks, BinaryProblem, run_cvxpy
 from .certify import box_violation, complementarity
 
 
@@ -251,13 +251,7 @@ class ODM(BinaryProblem):
 
     # ---- KKT ----------------------------------------------------------------------------------
     def _given_slacks(self, gamma, sol):
-        xi, eps = self._slacks(gamma)
-        if sol is not None:
-            if np.shape(sol.variables.get("xi")) == (self.m,):
-                xi = np.asarray(sol.variables["xi"], float)
-            if np.shape(sol.variables.get("eps")) == (self.m,):
-                eps = np.asarray(sol.variables["eps"], float)
-        return xi, eps
+        return given_slacks(sol, self.m, self._slacks(gamma))
 
     def kkt_residuals(self, point, dual, sol=None):
         """KKT of eq. 12 with the Lagrangian of seed 002 eq. 13 (sign typo fixed, SPEC §4).
