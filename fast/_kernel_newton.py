@@ -1,0 +1,461 @@
+"""A safeguarded primal Newton for kernel ODM in coefficient space (SPEC §4; issue 13 item 2).
+
+Chapelle (2007), "Training a support vector machine in the primal": with ``w = F^T beta``
+and the outputs ``o = K beta`` (``K`` the Gram), ODM's ``f_O`` (seed 002 eq. 18) reads
+
+.. math::
+
+    f(\\beta) = \\tfrac12\\beta^\\top K\\beta + c\\sum_i\\big[\\max(0, 1-\\theta-\\gamma_i)^2
+    + \\mu\\max(0, \\gamma_i-1-\\theta)^2\\big],\\qquad \\gamma = y\\circ K\\beta,
+    \\quad c = \\frac{\\lambda}{m(1-\\theta)^2}.
+
+It is convex, continuously differentiable and piecewise quadratic. Its gradient is
+``K r`` with ``r = beta - Y (zeta - beta_d)``, where ``zeta = 2c xi`` and
+``beta_d = 2c mu eps`` are the multipliers of eq. 14 at the current margins; ``||r||_K =
+||w - F^T Y (zeta - beta_d)||`` is exactly the certificate's stationarity residual.
+
+**Newton step.** On the active set ``S = L u H`` (``L = {gamma_i < 1-theta}``, ``H =
+{gamma_i > 1+theta}``) the generalized Hessian gives the minimiser of the current quadratic
+piece in closed form: ``beta_i = 0`` off ``S`` and, on ``S``,
+
+.. math::
+
+    (K_{SS} + A_S)\\,\\beta_S = y_S\\circ t_S,\\qquad A_i = a\\ (i\\in L),\\ a/\\mu\\ (i\\in H),
+    \\quad t_i = 1-\\theta\\ (L),\\ 1+\\theta\\ (H),
+
+with ``a = 1/(2c)`` of eq. 15: the dual's optimality conditions restricted to ``S``. One
+Cholesky of the SPD block ``K_SS + A_S`` per step (LAPACK through scipy), or, when at most
+``|S| / 16`` points changed their set since the last factorisation, a Woodbury update of
+that factor (``_PieceSolver``; typical of the last steps).
+
+**Safeguard.** Plain full steps need not converge: they did not in 40 steps on a
+300-point RBF instance at ``lam = 2^20`` (``tests/test_kernel_newton.py``; a previous
+prototype reported the same at ``lam = 2^12`` on 3,000 points). The step is therefore
+taken along ``d = beta_new - beta`` with an **exact line search**: ``f(beta + t d)`` is a
+1-D convex piecewise quadratic whose derivative is piecewise linear with at most two
+breakpoints per point (where a margin crosses ``1 -+ theta``); the breakpoints are sorted
+and the derivative's root is found in one sweep. Every step then strictly lowers ``f``;
+once the active set is the optimal one the piece's minimiser is the optimum. A run that
+stops without meeting the tolerance (no further decrease, a failed factorisation on badly
+scaled data, ``max_iter``) says so (``converged`` False) and ``fast/odm.py`` finishes it
+with the DCD, warm-started from the returned multipliers.
+
+**Stop, and which multipliers.** Two representations of a point are scored in the
+certificate's scaled residuals, and the better is returned:
+
+* (A) ``coef = beta`` with the multipliers of eq. 14 at its margins: slack stationarity
+  and complementarity hold exactly, the residual is ``||r||_K / (1 + ||w|| + ||w_d||)``.
+  Computing ``r`` amplifies the rounding of ``o = K beta`` by ``2c``: at ``lam = 2^20``
+  on 3,000 points it cannot go below ~2e-7.
+* (B) ``coef = x``, the last piece's minimiser, with the multipliers read off it
+  (``zeta_L = y_L x_L``, ``beta_H = -y_H x_H``): ``coef = Y (zeta - beta)`` exactly, and
+  the residual (slack stationarity, complementarity) is at the solve's backward error
+  (1e-10 to 1e-13 in the same cases).
+
+The run stops when the better one is at most ``tol`` (default 1e-9, a hundredth of the
+self-check's 1e-7); a run that stalls at rounding level is accepted up to ``STALL_TOL``.
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.linalg as sla
+
+#: relative stationarity residual (certificate scaling) at which the Newton stops
+DEFAULT_TOL = 1e-9
+#: Newton steps before giving up (the caller then falls back to the DCD)
+DEFAULT_MAX_ITER = 60
+
+
+def _sets(gamma, lo, hi):
+    return gamma < lo, gamma > hi
+
+
+def loss_terms(gamma, lo, hi, mu):
+    """``xi = max(0, lo - gamma)``, ``eps = max(0, gamma - hi)``."""
+    return np.maximum(0.0, lo - gamma), np.maximum(0.0, gamma - hi)
+
+
+def line_search(o, q, y, beta, delta, Kbeta_delta, deltaKdelta, c, mu, lo, hi):
+    """Exact minimiser ``t > 0`` of ``phi(t) = f(beta + t delta)`` (convex, piecewise
+    quadratic) given ``q = K delta``, ``Kbeta_delta = delta^T K beta`` and
+    ``deltaKdelta = delta^T K delta``.
+
+    ``phi'(t) = A(t) + B(t) t`` with ``A, B`` constant between breakpoints (margins
+    crossing ``lo`` or ``hi``): ``A = delta^T o - 2c sum_L h_i (lo - gamma_i)
+    + 2c mu sum_H h_i (gamma_i - hi)``, ``B = delta^T K delta + 2c sum_L h_i^2
+    + 2c mu sum_H h_i^2`` with ``h = y q``. Returns ``(t, phi'(0))``.
+    """
+    gamma = y * o
+    h = y * q
+    # regions at t = 0+ (ties on a kink are decided by the direction of motion)
+    inL = (gamma < lo) | ((gamma == lo) & (h < 0))
+    inH = (gamma > hi) | ((gamma == hi) & (h > 0))
+    cL, cH = 2.0 * c, 2.0 * c * mu
+    A0 = Kbeta_delta - cL * float(h[inL] @ (lo - gamma[inL])) \
+        + cH * float(h[inH] @ (gamma[inH] - hi))
+    B0 = deltaKdelta + cL * float(h[inL] @ h[inL]) + cH * float(h[inH] @ h[inH])
+    dphi0 = A0
+    if not (A0 < 0.0):
+        return 0.0, dphi0
+    nz = h != 0.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        tlo = np.where(nz, (lo - gamma) / np.where(nz, h, 1.0), -1.0)
+        thi = np.where(nz, (hi - gamma) / np.where(nz, h, 1.0), -1.0)
+    pos = h > 0
+    # events at lo: h > 0 leaves L (needs gamma < lo); h < 0 enters L (gamma > lo)
+    e_lo = (tlo > 0.0)
+    sgn_lo = np.where(pos, -1.0, 1.0)[e_lo]         # -1: leaves L, +1: enters L
+    hl, gl = h[e_lo], gamma[e_lo]
+    dA_lo = sgn_lo * (-cL * hl * (lo - gl))
+    dB_lo = sgn_lo * (cL * hl * hl)
+    # events at hi: h > 0 enters H (gamma < hi); h < 0 leaves H (gamma > hi)
+    e_hi = (thi > 0.0)
+    sgn_hi = np.where(pos, 1.0, -1.0)[e_hi]
+    hh, gh = h[e_hi], gamma[e_hi]
+    dA_hi = sgn_hi * (cH * hh * (gh - hi))
+    dB_hi = sgn_hi * (cH * hh * hh)
+    te = np.concatenate([tlo[e_lo], thi[e_hi]])
+    dA = np.concatenate([dA_lo, dA_hi])
+    dB = np.concatenate([dB_lo, dB_hi])
+    if te.size:
+        order = np.argsort(te, kind="stable")
+        te, dA, dB = te[order], dA[order], dB[order]
+        # coefficients of the segment ending at te[k] (events 0..k-1 applied)
+        A = A0 + np.concatenate([[0.0], np.cumsum(dA)])
+        B = B0 + np.concatenate([[0.0], np.cumsum(dB)])
+        vals = A[:-1] + B[:-1] * te                   # phi'(te[k]) (continuous)
+        hit = np.flatnonzero(vals >= 0.0)
+        k = int(hit[0]) if hit.size else te.size
+        Ak, Bk = A[k], B[k]
+    else:
+        Ak, Bk = A0, B0
+    if not (Bk > 0.0):                                # unbounded below: cannot happen
+        return 0.0, dphi0                             # for a PSD K (f is coercive)
+    t = -Ak / Bk
+    return float(t), dphi0
+
+
+def _residual_eq14(beta, o, y, c, mu, lo, hi, K_times):
+    """Representation (A): the multipliers of eq. 14 at the margins of ``beta``
+    (``zeta = 2c xi``, ``beta_d = 2c mu eps``): slack stationarity and complementarity
+    hold exactly; the residual is the stationarity ``||beta - Y(zeta - beta_d)||_K``
+    scaled as the certificate's. Returns ``(residual, f, zeta, beta_d)``."""
+    gamma = y * o
+    xi, eps = loss_terms(gamma, lo, hi, mu)
+    zeta, bd = 2.0 * c * xi, 2.0 * c * mu * eps
+    coef_d = y * (zeta - bd)
+    r = beta - coef_d
+    Kr = K_times(r)
+    rKr = max(float(r @ Kr), 0.0)
+    wn2 = max(float(beta @ o), 0.0)
+    wd2 = max(float(coef_d @ (o - Kr)), 0.0)
+    residual = np.sqrt(rKr) / (1.0 + np.sqrt(wn2) + np.sqrt(wd2))
+    f = 0.5 * wn2 + c * float(xi @ xi + mu * (eps @ eps))
+    return residual, f, zeta, bd
+
+
+def _residual_piece(x, ox, Lm, Hm, y, c, mu, lo, hi):
+    """Representation (B), for the minimiser ``x`` of the quadratic piece of the sets
+    ``L``, ``H``: multipliers read off ``x`` (``zeta_L = y_L x_L``, ``beta_H = -y_H x_H``,
+    clipped at 0), so that ``x = Y (zeta - beta)`` and the stationarity in ``w`` is exact
+    where the signs are right. The residual (worst of stationarity in the slacks,
+    complementarity and the clipped part, in the certificate's scaling) is at the level
+    of the solve's backward error, free of the ``1/a`` amplification that bounds (A) at
+    weak regularization. Returns ``(residual, zeta, beta_d)``."""
+    gamma = y * ox
+    yx = y * x
+    zeta = np.where(Lm, np.maximum(yx, 0.0), 0.0)
+    bd = np.where(Hm, np.maximum(-yx, 0.0), 0.0)
+    xi, eps = loss_terms(gamma, lo, hi, mu)
+    g = np.hypot(np.linalg.norm(2 * c * xi - zeta), np.linalg.norm(2 * c * mu * eps - bd))
+    sc = (1.0 + np.hypot(np.linalg.norm(zeta), np.linalg.norm(bd))
+          + 2 * c * np.hypot(np.linalg.norm(xi), mu * np.linalg.norm(eps)))
+    res = g / sc
+    wn = np.sqrt(max(float(x @ ox), 0.0))
+    f = 0.5 * wn * wn + c * float(xi @ xi + mu * (eps @ eps))
+    comp = max(float(np.max(zeta * np.maximum(0.0, gamma - lo), initial=0.0)),
+               float(np.max(bd * np.maximum(0.0, hi - gamma), initial=0.0)))
+    res = max(res, comp / (1.0 + abs(f)))
+    # the part of x that Y (zeta - beta) does not reproduce (wrong signs: the piece is not
+    # the optimal one): an upper bound of the stationarity residual's norm
+    miss = x - y * (zeta - bd)
+    if np.any(miss):
+        res = max(res, float(np.linalg.norm(miss)) * np.sqrt(np.max(np.abs(ox)) + 1.0)
+                  / (1.0 + wn))
+    return res, zeta, bd
+
+
+#: the previous step's Cholesky factor is reused (a Woodbury update) when the number ``k``
+#: of points that changed their set (entered or left ``S``, or switched between ``L`` and
+#: ``H``) is at most this fraction of ``|S|``: the update costs ``2k`` triangular solves
+#: with ``|S|`` (BLAS-3, ``~4 k |S|^2`` flops) against ``|S|^3 / 3`` for a new factor
+REUSE_FRAC_CHANGED = 1.0 / 16
+#: relative residual ``||b - M x|| / ||b||`` an updated solve must reach (after one step
+#: of refinement), else a fresh Cholesky
+UPDATE_TOL = 1e-9
+
+
+class _PieceSolver:
+    """The minimiser of the quadratic piece of the sets ``L``, ``H``: ``x = 0`` off ``S``
+    and ``(K_SS + A_S) x_S = y_S t_S`` (module docstring). Written on the ``m``-dimensional
+    embedding ``M(S) = P_S (K + A) P_S + (I - P_S)`` (``P_S`` the 0/1 mask of ``S``), so
+    that two steps' matrices differ only in the rows and columns of the ``k`` points that
+    changed: ``M_1 = M_0 + U W U^T`` with ``U = [E_C, V]`` (``m x 2k``), ``V`` the changed
+    columns off ``C``, ``W = [[E_CC, I], [I, 0]]``. A small ``k`` is solved by Woodbury on
+    the last Cholesky factor (then one step of iterative refinement with ``M_1``), else
+    by a new Cholesky of the block ``K_SS + A_S``."""
+
+    def __init__(self, K_times, K_block, K_cols, y, a, mu, lo, hi, refine=1, reuse=True):
+        self.K_times, self.K_block, self.K_cols, self.y = K_times, K_block, K_cols, y
+        self.a, self.mu, self.lo, self.hi = a, mu, lo, hi
+        self.refine, self.reuse = refine, reuse and K_cols is not None
+        self.prev = None             # (S mask, full diagonal, factor, S) of the last factor
+
+    def _apply(self, Smask, diag, v):
+        Kv = self.K_times(np.where(Smask, v, 0.0))
+        return np.where(Smask, Kv + diag * v, v)
+
+    def _prev_solve(self, Z):
+        """``M_0^{-1} Z`` (columns) with the last factor."""
+        _, _, cf, pidx = self.prev
+        out = np.array(Z, dtype=np.float64, copy=True)
+        out[pidx] = sla.cho_solve(cf, Z[pidx], check_finite=False)
+        return out
+
+    def solve(self, Lm, Hm):
+        m = self.y.shape[0]
+        Smask = Lm | Hm
+        diag = np.where(Lm, self.a, np.where(Hm, self.a / self.mu, 0.0))
+        b = np.where(Lm, self.y * self.lo, np.where(Hm, self.y * self.hi, 0.0))
+        S = np.flatnonzero(Smask)
+        if S.size == 0:
+            return np.zeros(m), "empty"
+        changed = -1
+        if self.prev is not None:
+            pS, pdiag = self.prev[0], self.prev[1]
+            C = np.flatnonzero((Smask != pS) | (Smask & (diag != pdiag)))
+            changed = int(C.size)
+            if self.reuse and 0 < changed <= REUSE_FRAC_CHANGED * S.size:
+                x = self._woodbury(Smask, diag, b, C)
+                if x is not None:
+                    return x, f"update({changed})"
+        M = self.K_block(S)
+        M[np.diag_indices_from(M)] += diag[S]
+        cf = sla.cho_factor(M, lower=True, overwrite_a=True, check_finite=False)
+        x = np.zeros(m)
+        x[S] = sla.cho_solve(cf, b[S], check_finite=False)
+        for _ in range(self.refine):     # iterative refinement (residual through K_times)
+            r = b - self._apply(Smask, diag, x)
+            x[S] += sla.cho_solve(cf, r[S], check_finite=False)
+        self.prev = (Smask, diag, cf, S)
+        return x, "cholesky" if changed < 0 else f"cholesky({changed})"
+
+    def _woodbury(self, Smask, diag, b, C):
+        pS, pdiag = self.prev[0], self.prev[1]
+        k = C.size
+        KC = self.K_cols(C)                                  # K[:, C], m x k
+        # columns C of M_1 and M_0 (embedded), and their difference E[:, C]
+        M1C = np.where(Smask[:, None] & Smask[C][None, :], KC, 0.0)
+        M0C = np.where(pS[:, None] & pS[C][None, :], KC, 0.0)
+        ar = np.arange(k)
+        M1C[C, ar] += np.where(Smask[C], diag[C], 1.0)
+        M0C[C, ar] += np.where(pS[C], pdiag[C], 1.0)
+        E = M1C - M0C
+        ECC = E[C]
+        V = E.copy()
+        V[C] = 0.0
+        U = np.zeros((b.size, 2 * k))
+        U[C, ar] = 1.0
+        U[:, k:] = V
+        Winv = np.zeros((2 * k, 2 * k))
+        Winv[:k, k:] = np.eye(k)
+        Winv[k:, :k] = np.eye(k)
+        Winv[k:, k:] = -ECC
+        Z = self._prev_solve(U)                              # M_0^{-1} U
+        cap = Winv + U.T @ Z
+        try:
+            lu = sla.lu_factor(cap, check_finite=False)
+        except (ValueError, np.linalg.LinAlgError):
+            return None
+
+        def inv(r):
+            z0 = self._prev_solve(r)
+            return z0 - Z @ sla.lu_solve(lu, U.T @ z0, check_finite=False)
+
+        x = inv(b)
+        nb = float(np.linalg.norm(b))
+        for _ in range(1 + self.refine):
+            r = b - self._apply(Smask, diag, x)
+            if not np.all(np.isfinite(r)):
+                return None
+            x += inv(r)
+        x[~Smask] = 0.0
+        r = b - self._apply(Smask, diag, x)
+        if np.linalg.norm(r) <= UPDATE_TOL * nb:
+            return x
+        return None
+
+
+#: a stalled Newton (no further decrease: rounding level) is accepted up to this residual
+STALL_TOL = 1e-8
+
+
+def minimize(K_times, K_block, y, c, mu, theta, beta0=None, tol=DEFAULT_TOL,
+             max_iter=DEFAULT_MAX_ITER, refine=1, line_search_on=True, K_cols=None):
+    """Minimise ``f(beta)`` (module docstring). ``K_times(v) = K v``; ``K_block(idx) =
+    K[idx][:, idx]`` (dense); ``K_cols(idx) = K[:, idx]`` (optional: then a step whose
+    set changed little updates the last factor instead of a new one). Returns ``(beta, o, zeta, beta_d, info)`` with ``o = K beta``
+    and the multipliers of the better of two representations (eq. 14 at the margins, or
+    read off the last piece's minimiser); ``info``: ``n_iter`` (Newton steps),
+    ``converged``, ``residual``, ``stop``, ``active`` (size of ``S``), ``line_steps``,
+    ``residuals`` (history), ``representation``. ``line_search_on=False`` takes plain full
+    Newton steps (no safeguard; for tests showing why the line search is there)."""
+    m = y.shape[0]
+    lo, hi = 1.0 - theta, 1.0 + theta
+    a = 1.0 / (2.0 * c)
+    beta = np.zeros(m) if beta0 is None else np.array(beta0, dtype=np.float64)
+    o = K_times(beta)
+    steps, history = [], []
+    stop, n_iter, n_active = "max_iter", 0, 0
+    f_prev = np.inf
+    best = None                      # (residual, beta, o, zeta, beta_d, representation)
+    solver = _PieceSolver(K_times, K_block, K_cols, y, a, mu, lo, hi, refine=refine)
+    solves = []
+    while True:
+        resA, f, zA, bA = _residual_eq14(beta, o, y, c, mu, lo, hi, K_times)
+        history.append(resA)
+        if best is None or resA < best[0]:
+            best = (resA, beta, o, zA, bA, "eq. 14")
+        if best[0] <= tol:
+            stop = "tol"
+            break
+        if n_iter >= max_iter:
+            break
+        if not (f < f_prev):
+            stop = "no decrease"
+            break
+        f_prev = f
+        gamma = y * o
+        Lm, Hm = _sets(gamma, lo, hi)
+        S = np.flatnonzero(Lm | Hm)
+        n_active = int(S.size)
+        n_iter += 1
+        try:
+            x, how = solver.solve(Lm, Hm)
+        except np.linalg.LinAlgError:
+            # K_SS + A_S is SPD in exact arithmetic; rounding broke it (a far below the
+            # kernel's scale: badly scaled features). Stop: the caller's DCD finishes,
+            # with its scale warning if it cannot either
+            stop = "factorisation failed"
+            n_iter -= 1
+            break
+        solves.append(how)
+        ox = K_times(x)
+        resB, zB, bB = _residual_piece(x, ox, Lm, Hm, y, c, mu, lo, hi)
+        history.append(resB)
+        if resB < best[0]:
+            best = (resB, x, ox, zB, bB, "piece")
+        if best[0] <= tol:                # the piece's minimiser is the optimum
+            stop = "tol"
+            steps.append(1.0)
+            break
+        delta = x - beta
+        q = ox - o
+        dKb = float(delta @ o)
+        dKd = max(float(delta @ q), 0.0)
+        if line_search_on:
+            t, _ = line_search(o, q, y, beta, delta, dKb, dKd, c, mu, lo, hi)
+        else:                          # the plain full Newton step (tests: it can cycle)
+            t, f_prev = 1.0, np.inf
+        if not (t > 0.0) or not np.isfinite(t):
+            stop = "no descent direction"
+            break
+        steps.append(t)
+        beta = beta + t * delta
+        o = K_times(beta)              # exact outputs (one O(m^2) product; no drift)
+    residual, beta, o, zeta, bd, rep = best
+    converged = residual <= tol or (stop != "max_iter" and residual <= max(tol, STALL_TOL))
+    info = {"n_iter": n_iter, "converged": bool(converged), "residual": float(residual),
+            "stop": stop, "active": n_active, "line_steps": [float(v) for v in steps],
+            "tol": tol, "residuals": [float(v) for v in history], "representation": rep,
+            "solves": solves}
+    return beta, o, zeta, bd, info
+
+
+def solve_odm(prob, tol=None, max_iter=None, warm_start=None, path=None, cache_size=None):
+    """Kernel ODM by :func:`minimize`; returns a :class:`refmodels.Solution` (status
+    ``"optimal"`` when the stop held, else ``"max_iter"``, without a warning: the caller
+    decides on the fallback) carrying ``coef = beta``, the multipliers of eq. 14
+    (``zeta = 2c xi``, ``beta = 2c mu eps``) and ``info["dual_objective"]`` (``D_max`` at
+    them, through the Gram) for the self-check.
+
+    ``path``: ``"gram"`` (the full Gram, built once and kept on the problem) or
+    ``"cache"`` (kernel products computed in chunks, the active block formed per step);
+    ``"auto"``/None: :func:`fast._kernels.choose_path`. ``warm_start``: a Solution carrying
+    ``coef`` of shape ``(m,)``.
+    """
+    import time
+
+    from refmodels.solution import Solution
+
+    from . import _common, _dcd
+    from . import _kernels as _K
+
+    if prob.kernel.is_linear:
+        raise ValueError("method='newton' is the kernel (coefficient-space) Newton; for the "
+                         "linear kernel use method='tron' (the same Newton in w-space)")
+    _, tol, max_iter = _common.check_common("newton", ("newton",), tol, max_iter,
+                                         DEFAULT_TOL, DEFAULT_MAX_ITER)
+    cache_size = _common.check_cache_size(cache_size)
+    path = _K.choose_path(prob, path, cache_size, allowed=("gram", "cache"))
+    t0 = time.perf_counter()
+    m, y, th, mu = prob.m, prob.y, prob.theta, prob.mu
+    beta0 = None
+    if warm_start is not None:
+        coef = getattr(warm_start, "coef", None)
+        if coef is None or np.shape(coef) != (m,) or not np.all(np.isfinite(coef)):
+            raise ValueError(f"warm_start must be a Solution of this problem carrying coef "
+                             f"of shape ({m},) with finite values")
+        beta0 = np.array(coef, dtype=np.float64)
+    if path == "gram":
+        G = prob.gram
+        if not (G.flags.c_contiguous and G.dtype == np.float64):
+            G = np.ascontiguousarray(G, dtype=np.float64)
+
+        def K_times(v):
+            return G @ v
+
+        def K_block(idx):
+            return G[np.ix_(idx, idx)]
+
+        def K_cols(idx):
+            return G[:, idx]
+    else:
+        kparams = _K.kernel_params(prob.kernel)
+        Xd = _K.dense_data(prob.X)
+        kernel = prob.kernel
+
+        def K_times(v):
+            return _dcd.kernel_matvec(kernel, Xd, v, kparams)
+
+        def K_block(idx):
+            return np.array(kernel.gram(Xd[idx]), dtype=np.float64)
+
+        def K_cols(idx):
+            return np.asarray(kernel.cross(Xd, Xd[idx]), dtype=np.float64)
+    c = prob.lam / (m * (1.0 - th) ** 2)
+    beta, o, zeta, beta_d, info = minimize(K_times, K_block, y, c, mu, th, beta0=beta0,
+                                           tol=tol, max_iter=max_iter, K_cols=K_cols)
+    xi, eps = loss_terms(y * o, 1.0 - th, 1.0 + th, mu)
+    objective = 0.5 * float(beta @ o) + c * float(xi @ xi + mu * (eps @ eps))
+    coef_d = y * (zeta - beta_d)
+    dual = {"zeta": zeta, "beta": beta_d}
+    dual_objective = prob.dual_value_from_gram(dual, K_times(coef_d))
+    info.update({"path": path, "method": "newton", "objective": float(objective),
+                 "dual_objective": float(dual_objective),
+                 "warm_start": warm_start is not None})
+    status = "optimal" if info["converged"] else "max_iter"
+    return Solution(objective=float(objective), coef=beta, intercept=0.0,
+                    variables={"zeta": zeta, "beta": beta_d}, status=status,
+                    solver="fast:newton", form="fast", time=time.perf_counter() - t0,
+                    n_iter=info["n_iter"], info=info)
