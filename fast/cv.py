@@ -51,19 +51,10 @@ _ODM_MU_THETA = (0.2, 0.4, 0.6, 0.8)
 _SEED001_C = (10.0, 50.0, 100.0)
 
 
-class _ODMAuto(_E.ODMClassifier):
-    """The refit estimator of :class:`ODMClassifierCV`: :class:`ODMClassifier` solved with
-    ``method="auto"`` (TRON on the linear kernel: the best ``lam`` is often 2^16 to 2^20,
-    where the default DCD crawls)."""
-
-    def _solve_options(self):
-        return {"method": "auto"}
-
-
 # ---------------------------------------------------------------------------------------
 # one task: one fold, one value of the non-path hyperparameters, the whole path
 # ---------------------------------------------------------------------------------------
-def _fold_path(problem, kernel, X_tr, y_tr, X_te, y_te, classes, fixed, path_name, values,
+def _fold_path(cls, kernel, X_tr, y_tr, X_te, y_te, classes, fixed, path_name, values,
                method, tol, max_iter, random_state, verbose):
     """Fit the path on the training part, score every point on the test part.
 
@@ -71,12 +62,10 @@ def _fold_path(problem, kernel, X_tr, y_tr, X_te, y_te, classes, fixed, path_nam
     """
     import warnings
 
-    import refmodels as rm
     from sklearn.exceptions import ConvergenceWarning
 
     from .path import path as _path
 
-    cls = getattr(rm, problem)
     targets = [y_tr] if classes.size == 2 else [np.where(y_tr == c, 1, -1) for c in classes]
     n = len(values)
     scores = np.zeros((n, X_te.shape[0], len(targets)))
@@ -108,7 +97,7 @@ def _fold_path(problem, kernel, X_tr, y_tr, X_te, y_te, classes, fixed, path_nam
     acc = np.zeros(n)
     for k in range(n):
         if classes.size == 2:
-            pred = classes[(scores[k, :, 0] > 0).astype(int)]
+            pred = classes[(scores[k, :, 0] >= 0).astype(int)]     # the estimators' rule
         else:
             pred = classes[np.argmax(scores[k], axis=1)]
         acc[k] = float(np.mean(pred == y_te))
@@ -122,7 +111,7 @@ class _PathSearchCV(ClassifierMixin, BaseEstimator):
     """Shared machinery; subclasses set the family (see the module docstring)."""
 
     _base = None             # estimator class of fast.estimators
-    _refit_class = None      # defaults to _base
+    _refit_params = {}       # extra parameters of the refit estimator
     _grid = ()               # ((grid attribute, estimator parameter, default values), ...)
     _path = None             # the estimator parameter along which paths run
     _fixed = ()              # non-grid estimator parameters passed to the problem
@@ -185,9 +174,10 @@ class _PathSearchCV(ClassifierMixin, BaseEstimator):
             kernel = proto._kernel_object(X_tr)
             for o_idx, other in enumerate(other_points):
                 tasks.append(((f_idx, o_idx),
-                              delayed(_fold_path)(self._base._problem, kernel, X_tr, y[tr], X_te,
-                                                  y[te], classes, {**other, **fixed_extra},
-                                                  path_name, path_vals, self._method, self.tol,
+                              delayed(_fold_path)(self._base._problem_class, kernel, X_tr,
+                                                  y[tr], X_te, y[te], classes,
+                                                  {**other, **fixed_extra}, path_name,
+                                                  path_vals, self._method, self.tol,
                                                   self.max_iter, self.random_state,
                                                   int(self.verbose))))
         if self.verbose:
@@ -222,9 +212,9 @@ class _PathSearchCV(ClassifierMixin, BaseEstimator):
         self.n_splits_ = n_splits
         self.classes_ = classes
         if self.refit:
-            refit_cls = self._refit_class or self._base
             t0 = time.perf_counter()
-            self.best_estimator_ = refit_cls(**self._base_params(), **self.best_params_).fit(X, y)
+            self.best_estimator_ = self._base(**self._base_params(), **self.best_params_,
+                                              **self._refit_params).fit(X, y)
             self.refit_time_ = time.perf_counter() - t0
         self.n_features_in_ = X.shape[1]
         return self
@@ -300,7 +290,9 @@ _CV_DOC = """{family} with its hyperparameters chosen by ``cv``-fold cross-valid
 
 class ODMClassifierCV(_PathSearchCV):
     _base = _E.ODMClassifier
-    _refit_class = _ODMAuto
+    # the refit solves with method="auto" (TRON on the linear kernel: the best lam is often
+    # 2^16 to 2^20, where the default DCD crawls)
+    _refit_params = {"method": "auto"}
     _grid = (("lams", "lam", _POW2_0_20), ("mus", "mu", _ODM_MU_THETA),
              ("thetas", "theta", _ODM_MU_THETA))
     _path = "lam"

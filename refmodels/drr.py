@@ -431,11 +431,15 @@ class DRR(Problem):
         return -self.dissimilarities(sol)
 
     def predict(self, sol, X_new=None):
-        """Seed 004 eq. 11: ``argmin_c delta_c``, in the original label values (first class on ties)."""
+        """Seed 004 eq. 11: ``argmin_c delta_c``, in the original label values. Values within a
+        relative 1e-12 of the smallest are ties, given to the first class (so two certified
+        solutions of one problem predict alike; the estimators use the same rule)."""
         if X_new is not None:
             raise ValueError("X_new must be None: DRR's test points are X_test, fixed in the "
                              "problem; build a new DRR for new points")
-        return self.classes_[np.argmin(self.dissimilarities(sol), axis=1)]
+        d = self.dissimilarities(sol)
+        tie = d - d.min(axis=1, keepdims=True) <= 1e-12 * np.abs(d).max(axis=1, keepdims=True)
+        return self.classes_[np.argmax(tie, axis=1)]
 
     # ---- certificate -------------------------------------------------------------------------------
     def _feasible_dual(self, z, j):

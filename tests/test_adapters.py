@@ -439,7 +439,7 @@ def test_libodm_layout_round_trip(dataset, tmp_path):
     kernels = ("linear", "rbf") if dataset == "wine" else ("linear",)
     for kernel in kernels:
         for max_iter, ok in ((None, True), (1, False)):
-            est = fit(fast.ODMClassifier(kernel=kernel, gamma=0.5, max_iter=max_iter), X, t)
+            est = fit(fast.ODMClassifier(lam=1.0, kernel=kernel, gamma=0.5, max_iter=max_iter), X, t)
             if kernel == "linear":
                 _write_libodm(path, X, w=est.coef_[0])
             else:
@@ -452,7 +452,7 @@ def test_libodm_layout_round_trip(dataset, tmp_path):
                 assert cert.ok is ok, (kernel, max_iter)
             else:    # the polish may finish within one epoch: then it is the optimum
                 np.testing.assert_allclose(sol.objective, prob.solution_from(
-                    coef=fit(fast.ODMClassifier(kernel=kernel, gamma=0.5), X, t)
+                    coef=fit(fast.ODMClassifier(lam=1.0, kernel=kernel, gamma=0.5), X, t)
                     .dual_coef_[0]).objective, rtol=1e-9)
     with pytest.raises(ValueError, match="-1/\\+1"):
         formats.load_model(str(path), "libodm", X, y + 5)

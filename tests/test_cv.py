@@ -34,7 +34,7 @@ def test_odm_cv_matches_gridsearch_and_refits():
     assert "split3_test_score" not in res
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        gs = GridSearchCV(ODMClassifier(), ODM_GRID, cv=3).fit(X, y)
+        gs = GridSearchCV(ODMClassifier(kernel="linear"), ODM_GRID, cv=3).fit(X, y)
     assert res["params"] == gs.cv_results_["params"]
     np.testing.assert_allclose(res["mean_test_score"], gs.cv_results_["mean_test_score"],
                                atol=1.0 / len(y) + 1e-12)
@@ -45,7 +45,7 @@ def test_odm_cv_matches_gridsearch_and_refits():
     best = cv.best_estimator_
     assert isinstance(best, ODMClassifier)
     assert {k: best.get_params()[k] for k in cv.best_params_} == cv.best_params_
-    ref = ODMClassifier(**cv.best_params_).fit(X, y)
+    ref = ODMClassifier(kernel="linear", **cv.best_params_).fit(X, y)
     np.testing.assert_allclose(best.coef_, ref.coef_, rtol=1e-5, atol=1e-7)
     np.testing.assert_array_equal(cv.predict(X), best.predict(X))
     assert cv.score(X, y) == best.score(X, y)
@@ -77,7 +77,7 @@ def test_other_families(cls, base, grid):
     gs_grid = {cls._grid[i][1]: grid[cls._grid[i][0]] for i in range(len(cls._grid))}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        gs = GridSearchCV(base(), gs_grid, cv=3).fit(X, y)
+        gs = GridSearchCV(base(kernel="linear"), gs_grid, cv=3).fit(X, y)
     np.testing.assert_allclose(cv.cv_results_["mean_test_score"],
                                gs.cv_results_["mean_test_score"], atol=1.0 / len(y) + 1e-12)
 
@@ -144,3 +144,16 @@ def test_precomputed_kernel_matches_rbf():
     b = ODMClassifierCV(kernel="precomputed", **kw).fit(rbf_kernel(X, gamma=0.7), y)
     np.testing.assert_array_equal(a.cv_results_["mean_test_score"],
                                   b.cv_results_["mean_test_score"])
+
+
+def test_odm_cv_refits_with_method_auto_and_problem_class():
+    """The refit is the public ODMClassifier(method="auto"), no private subclass; the folds
+    build the estimator's own problem class."""
+    import fast.cv as fcv
+
+    assert not hasattr(fcv, "_ODMAuto")
+    X, y = _binary(m=60, d=3, seed=7)
+    cv = ODMClassifierCV(lams=[1.0, 4.0], mus=[0.5], thetas=[0.3], cv=2).fit(X, y)
+    assert type(cv.best_estimator_) is ODMClassifier
+    assert cv.best_estimator_.method == "auto"
+    assert cv.best_estimator_.certify()[0].ok

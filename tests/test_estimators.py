@@ -16,10 +16,10 @@ BINARY = [fast.SVMClassifier, fast.ODMLClassifier, fast.LDMClassifier, fast.ODMC
 def _instances():
     out = []
     for cls in BINARY:
-        out.append(cls())
-        out.append(cls(kernel="rbf"))
+        out.append(cls())                       # the default kernel is "rbf"
+        out.append(cls(kernel="linear"))
     out.append(fast.SVMClassifier(fit_intercept=False))
-    out += [fast.McODMClassifier(), fast.McODMClassifier(kernel="rbf")]
+    out += [fast.McODMClassifier(), fast.McODMClassifier(kernel="linear")]
     out += [fast.DRMClassifier(), fast.DRRClassifier(q=2, r=1, rho="identity")]
     out += [fast.MKLmClassifier()]
     return out
@@ -33,14 +33,14 @@ def test_sklearn_checks(estimator, check):
 @pytest.mark.parametrize("cls", BINARY)
 def test_pipeline_grid_search_and_accuracy(cls):
     X, y = load_breast_cancer(return_X_y=True)
-    pipe = make_pipeline(StandardScaler(), cls())
+    pipe = make_pipeline(StandardScaler(), cls(kernel="linear"))
     scores = cross_val_score(pipe, X, y, cv=3)
     assert scores.mean() > 0.93, scores
     Xw, yw = load_wine(return_X_y=True)
     scores = cross_val_score(make_pipeline(StandardScaler(), cls(kernel="rbf")), Xw, yw, cv=3)
     assert scores.mean() > 0.9, scores
     first = next(iter(cls._hyper))
-    search = GridSearchCV(make_pipeline(StandardScaler(), cls()),
+    search = GridSearchCV(make_pipeline(StandardScaler(), cls(kernel="linear")),
                           {f"{cls.__name__.lower()}__{first}": [0.5, 2.0]}, cv=2)
     search.fit(Xw, yw)
     assert search.best_score_ > 0.85
@@ -86,7 +86,7 @@ def test_mcodm_classifier_accuracy_and_search():
                            Xd, yd, cv=3).mean()
     svc = cross_val_score(make_pipeline(StandardScaler(), SVC()), Xd, yd, cv=3).mean()
     assert ours > svc - 0.07, (ours, svc)
-    search = GridSearchCV(make_pipeline(StandardScaler(), fast.McODMClassifier()),
+    search = GridSearchCV(make_pipeline(StandardScaler(), fast.McODMClassifier(kernel="linear")),
                           {"mcodmclassifier__lam": [0.5, 4.0]}, cv=2).fit(X, y)
     assert search.best_score_ > 0.85
 
@@ -199,3 +199,148 @@ def test_svm_intercept_defaults_differ_for_a_documented_reason():
     assert inspect.signature(fast.SVMClassifier.__init__).parameters["fit_intercept"].default
     doc = " ".join(fast.SVMClassifier.__doc__.split())
     assert "canonical SVM" in doc and "follows ``SVC``" in doc
+
+
+
+# ---- issue 14: certify a fitted estimator, ties, ODM's method, McODM's outer loop -----------
+CERTIFIED = BINARY + [fast.McODMClassifier, fast.MKLmClassifier]
+
+
+@pytest.mark.parametrize("cls", CERTIFIED)
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_certify_holds_after_fit_and_fails_when_tampered(cls, n_classes):
+    import dataclasses
+
+    X, y = load_wine(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    keep = np.isin(y, np.arange(n_classes))
+    X, y = X[keep][::3], y[keep][::3]
+    clf = cls().fit(X, y)
+    n_problems = 1 if (n_classes == 2 or cls is fast.McODMClassifier) else n_classes
+    assert len(clf.problems_) == len(clf.solutions_) == n_problems
+    certs = clf.certify()
+    assert len(certs) == n_problems and all(c.ok for c in certs), [str(c) for c in certs]
+    # against the training data given again: the same problems
+    assert all(c.ok for c in clf.certify(X, y))
+    # refits nothing: the stored solutions are the ones certified
+    sols = list(clf.solutions_)
+    clf.certify()
+    assert all(a is b for a, b in zip(sols, clf.solutions_))
+    # a tampered solution fails
+    sol = clf.solutions_[-1]
+    clf.solutions_[-1] = dataclasses.replace(sol, coef=np.asarray(sol.coef) * 1.5)
+    assert not clf.certify()[-1].ok
+    # other data than the training data: the solutions are not optimal for it
+    clf.solutions_[-1] = sol
+    assert not all(c.ok for c in clf.certify(X[::-1] * 0.5, y[::-1]))
+    with pytest.raises(ValueError, match="both X and y"):
+        clf.certify(X)
+
+
+def test_drr_certify_takes_the_test_points():
+    X, y = load_wine(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    clf = fast.DRMClassifier().fit(X, y)
+    assert clf.certify(X[:7])[0].ok
+    with pytest.raises(ValueError, match="transductive"):
+        clf.certify()
+
+
+@pytest.mark.parametrize("cls", BINARY + [fast.MKLmClassifier])
+def test_ties_binary_zero_score_gives_classes_1_and_multiclass_smallest_index(cls):
+    X, y = load_wine(return_X_y=True)
+    X = StandardScaler().fit_transform(X)[::3]
+    y = y[::3]
+    two = cls().fit(X[y < 2], np.where(y[y < 2] == 1, "b", "a"))
+    two.dual_coef_[:] = 0.0
+    two.intercept_[:] = 0.0
+    if hasattr(two, "coef_"):
+        two.coef_[:] = 0.0
+    assert np.all(two.decision_function(X) == 0)
+    assert np.all(two.predict(X) == "b")                       # a score of 0 -> classes_[1]
+    three = cls().fit(X, y)
+    three.dual_coef_[:] = 0.0
+    three.intercept_[:] = 0.0
+    if hasattr(three, "coef_"):
+        three.coef_[:] = 0.0
+    assert np.all(three.predict(X) == three.classes_[0])      # equal scores -> smallest index
+    three.intercept_[1:] = 1.0                                  # classes 1 and 2 tie on top
+    assert np.all(three.predict(X) == three.classes_[1])
+    assert "exactly 0 gives ``classes_[1]``" in " ".join(cls.predict.__doc__.split())
+
+
+def test_ties_mcodm_and_drr_rules():
+    from fast.estimators.drr import _argmin_ties
+
+    X, y = load_wine(return_X_y=True)
+    X = StandardScaler().fit_transform(X)[::3]
+    y = y[::3]
+    mc = fast.McODMClassifier().fit(X, y)
+    mc.dual_coef_[:] = 0.0
+    assert np.all(mc.predict(X) == mc.classes_[0])
+    assert "smallest class index" in " ".join(fast.McODMClassifier.predict.__doc__.split())
+    # DRR/DRM: delta equal within a relative 1e-12 are ties, to the smallest class index
+    d = np.array([[5.0, 5.0 * (1 - 1e-14), 7.0], [3.0, 2.0, 2.0 + 1e-15], [1.0, 1.0 - 1e-6, 1.0]])
+    np.testing.assert_array_equal(_argmin_ties(d), [0, 1, 1])
+    for cls in (fast.DRRClassifier, fast.DRMClassifier):
+        assert "relative ``1e-12``" in " ".join(cls.predict.__doc__.split())
+    # two solutions of the same problem that differ in the last bits predict the same
+    clf = fast.DRMClassifier().fit(X, y)
+    prob, sol = clf.solve(X[:20])
+    delta = prob.dissimilarities(sol)
+    np.testing.assert_array_equal(_argmin_ties(delta), _argmin_ties(delta * (1 + 1e-13)))
+    np.testing.assert_array_equal(clf.predict(X[:20]), clf.classes_[_argmin_ties(delta)])
+
+
+def test_odm_method_parameter():
+    import fast.odm
+
+    X, y = load_breast_cancer(return_X_y=True)
+    X = StandardScaler().fit_transform(X)[::4]
+    y = y[::4]
+    assert set(fast.ODMClassifier._parameter_constraints["method"][0].options) \
+        == set(fast.odm.METHODS)
+    base = fast.ODMClassifier(kernel="linear").fit(X, y)
+    for method in ("tron", "auto", "dcd"):
+        clf = fast.ODMClassifier(kernel="linear", method=method).fit(X, y)
+        assert clf.certify()[0].ok
+        np.testing.assert_allclose(clf.coef_, base.coef_, rtol=1e-4, atol=1e-6)
+    assert fast.ODMClassifier(kernel="linear", method="tron").fit(X, y).solutions_[0].solver \
+        != base.solutions_[0].solver
+    with pytest.raises(ValueError, match="method"):
+        fast.ODMClassifier(method="nope").fit(X, y)
+
+
+def test_problem_alias_removed():
+    from fast.estimators import BaseMarginClassifier
+
+    assert not hasattr(BaseMarginClassifier, "_problem")
+    assert not hasattr(fast.ODMClassifier, "_problem")
+
+
+def test_mcodm_outer_loop_exposed_and_warning_says_why():
+    from sklearn.exceptions import ConvergenceWarning
+
+    X, y = load_wine(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    clf = fast.McODMClassifier().fit(X, y)
+    assert clf.n_outer_ == clf.outer_changes_.size == clf.n_iter_
+    assert clf.outer_changes_[-1] < 1e-6                       # converged on wine
+    with pytest.warns(ConvergenceWarning, match="not a descent method"):
+        short = fast.McODMClassifier(max_outer=1, kernel="linear").fit(X, y)
+    assert short.n_outer_ == 1 and short.outer_changes_.size == 1
+
+
+def test_defaults_documented_with_measurements():
+    for cls in ALL:
+        doc = " ".join(cls.__doc__.split())
+        assert "bench_defaults.py" in doc, cls.__name__
+
+
+def test_mcodm_warning_tells_slow_convergence_from_a_cycle():
+    from fast.estimators.mcodm import _why_not_converged
+
+    slow = _why_not_converged(1e-3 * 0.8 ** np.arange(50), 1e-6)
+    assert "linear convergence" in slow and "raise max_outer" in slow
+    cycle = _why_not_converged(np.array([1.2, 1.16, 1.17, 1.16, 1.16, 1.17]), 1e-6)
+    assert "cycle" in cycle and "linear" not in cycle

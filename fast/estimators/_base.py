@@ -69,6 +69,117 @@ def gamma_value(gamma, X):
     return float(gamma)
 
 
+#: the numpydoc entries of the shared parameters, written once (``duplicates`` found them
+#: repeated in every class): ``name -> (type, {variant: description})``; the default in each
+#: entry's header is read from the estimator's signature by :func:`shared_doc`
+_SHARED_PARAM_DOCS = {
+    "kernel": ('{"linear", "rbf", "poly", "precomputed"}', {"": """\
+The kernel, as in ``SVC``: ``"linear"`` is ``x^T z``, ``"rbf"`` is
+``exp(-gamma ||x - z||^2)``, ``"poly"`` is ``(gamma x^T z + coef0)^degree``;
+with ``"precomputed"``, ``X`` is the Gram matrix in ``fit`` and ``K(X, X_fit)``
+in prediction."""}),
+    "gamma": ('{"scale", "auto"} or float > 0', {"": """\
+Kernel coefficient of ``"rbf"`` and ``"poly"``, as in ``SVC``: ``"scale"`` is
+``1 / (n_features * X.var())``, ``"auto"`` is ``1 / n_features``."""}),
+    "degree": ("int >= 1", {"": 'Degree of the ``"poly"`` kernel; ignored by the others.'}),
+    "coef0": ("float >= 0", {"": 'Constant term of the ``"poly"`` kernel; ignored by the others.'}),
+    "tol": ("float > 0 or None", {
+        "": """\
+Stopping tolerance of the solver. None is the solver's default, tight enough for
+the returned point to certify at 1e-6 (``prob.certify(sol).ok``); a looser value is
+the speed setting.""",
+        "iterative": "Stopping tolerance of the iterative methods (None: their default).",
+        "outer": """\
+Stopping rule of the outer loop: the relative change of ``W`` between rounds
+(None: 1e-6)."""}),
+    "max_iter": ("int >= 1 or None", {
+        "dcd": """\
+Iteration limit of the solver (epochs of the coordinate descent). None is a bound
+by work; a solve that reaches it warns (``ConvergenceWarning``).""",
+        "svm": """\
+Iteration limit of the solver (epochs of the coordinate descent, iterations of the
+SMO). None is a bound by work; a solve that reaches it warns
+(``ConvergenceWarning``).""",
+        "smo": """\
+Iteration limit of the SMO. None is a bound by work; a solve that reaches it warns
+(``ConvergenceWarning``).""",
+        "iterative": "Iteration limit of the iterative methods (None: their default).",
+        "outer": """\
+Epochs of the block coordinate descent in each relaxed solve (None: the solver's
+bound by work)."""}),
+    "random_state": ("int >= 0, numpy.random.Generator, RandomState or None", {
+        "dcd": "Seed of the coordinate descent's permutation of the points.",
+        "smo": "Seed passed to the solver (the SMO's choice of pairs is deterministic).",
+        "bcd": "Seed of the block coordinate descent's permutation of the points."}),
+}
+
+#: the numpydoc entries of the shared attributes (no default in their header)
+_SHARED_PARAM_DOCS.update({
+    "classes_": ("ndarray of shape (n_classes,)", {"": "The class labels."}),
+    "dual_coef_": ("ndarray of shape (n_problems, n_samples)", {
+        "": """\
+Coefficients over the training points: ``f_p(x) = sum_i dual_coef_[p, i] k(x_i, x)``;
+one row for two classes, one per class otherwise.""",
+        "b": """\
+Coefficients over the training points: ``f_p(x) = sum_i dual_coef_[p, i] k(x_i, x)
++ intercept_[p]``; one row for two classes, one per class otherwise."""}),
+    "intercept_": ("ndarray of shape (n_problems,)", {
+        "": "Zeros (the formulation has no intercept).",
+        "b": "The intercepts ``b``.",
+        "svm": "The intercepts (zeros with ``fit_intercept=False``)."}),
+    "n_iter_": ("int or ndarray of shape (n_problems,)", {
+        "": "Solver epochs, one per problem beyond two classes.",
+        "smo": "Solver iterations, one per problem beyond two classes.",
+        "svm": "Solver iterations (epochs), one per problem beyond two classes."}),
+    "coef_": ("ndarray of shape (n_problems, n_features)",
+              {"": "The weights ``w`` in input space; linear kernel only."}),
+    "support_": ("ndarray of shape (n_support,)", {"": """\
+Indices of the training points with a non-zero coefficient in some problem."""}),
+    "problems_": ("list of refmodels problems", {"": """\
+The binary problems solved, one per class beyond two (in ``classes_`` order)."""}),
+    "solutions_": ("list of refmodels.Solution", {"": """\
+The solution of each problem; :meth:`certify` certifies them."""}),
+    "kernel_": ("refmodels.kernels.Kernel", {"": "The kernel object, with ``gamma`` resolved."}),
+    "X_fit_": ("ndarray or sparse matrix of shape (n_samples, n_features) or None", {"": """\
+The training points (None with ``kernel="precomputed"``)."""}),
+    "shape_fit_": ("tuple of int", {"": "Shape of the training ``X``."}),
+    "n_features_in_": ("int", {"": "Number of features seen during ``fit``."}),
+    "feature_names_in_": ("ndarray of shape (n_features_in_,)", {"": """\
+Names of the features seen during ``fit``, when ``X`` has string column names."""}),
+})
+
+
+def shared_doc(**variants):
+    """Class decorator: replace each ``<<name name ...>>`` of the docstring (one line, or
+    several) by the numpydoc entries of those shared parameters and attributes
+    (:data:`_SHARED_PARAM_DOCS`), one entry per name, with a parameter's default read from
+    the class's signature; ``variants`` picks the description of a name that has several
+    (``max_iter="smo"``)."""
+    import inspect
+    import re
+    import textwrap
+
+    def entries(names, indent, sig):
+        out = []
+        for name in names:
+            typ, texts = _SHARED_PARAM_DOCS[name]
+            text = texts[variants.get(name, next(iter(texts)))]
+            default = (f", default={sig[name].default!r}".replace("'", '"') if name in sig
+                       else "")
+            out.append(f"{indent}{name} : {typ}{default}")
+            out.append(textwrap.indent(text, indent + "    "))
+        return "\n".join(out)
+
+    def deco(cls):
+        sig = inspect.signature(cls.__init__).parameters
+        cls.__doc__ = re.sub(r"^( *)<<([\w\s]+?)>>$",
+                             lambda m: entries(m.group(2).split(), m.group(1), sig),
+                             cls.__doc__, flags=re.M)
+        return cls
+
+    return deco
+
+
 class BaseMarginClassifier(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
     """Base class of the estimators built on the fast solvers.
 
@@ -96,12 +207,6 @@ class BaseMarginClassifier(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
         self.tol = tol
         self.max_iter = max_iter
         self.random_state = random_state
-
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        # the family's name, for ``fast/cv.py``, which looks the problem class up by it
-        if cls.__dict__.get("_problem_class") is not None:
-            cls._problem = cls._problem_class.__name__
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -169,13 +274,66 @@ class BaseMarginClassifier(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
                              f"kernel='precomputed'; got {X.shape[1]}")
 
     # ---- binary formulations, one-vs-rest beyond two classes -------------------------------
-    def _problem_kwargs(self):
-        """The hyperparameters of the problem class, from this estimator's parameters."""
-        return {name: getattr(self, name) for name in self._hyper}
+    def _problem_kwargs(self, m=None):
+        """The hyperparameters of the problem class, from this estimator's parameters;
+        ``lam=None`` is the number of training samples ``m`` (``lam / m = 1``, as ``SVC``'s
+        ``C = 1``)."""
+        kw = {name: getattr(self, name) for name in self._hyper}
+        if "lam" in kw and kw["lam"] is None:
+            kw["lam"] = float(self.shape_fit_[0] if m is None else m)
+        return kw
 
     def _solve_options(self):
         """Extra keyword arguments of :func:`fast.solve` (a subclass may add a method)."""
         return {}
+
+    def _make_problems(self, X, y):
+        """The binary problems of ``(X, y)``, one per class beyond two (in ``classes_``
+        order), with the fitted kernel and this estimator's hyperparameters."""
+        kw = self._problem_kwargs(m=X.shape[0])
+        return [self._problem_class(X, t, kernel=self.kernel_, **kw) for t in self._ovr_targets(y)]
+
+    def certify(self, X=None, y=None, tol=1e-6):
+        """Certify the fitted estimator: the certificate of each problem it solved.
+
+        Refits nothing: each stored solution (``solutions_``) is certified against its
+        problem (``problems_``, one per one-vs-rest binary problem in ``classes_`` order).
+        Given ``X`` and ``y``, the problems are rebuilt on them (with the fitted kernel and
+        hyperparameters) and the stored solutions certified against those instead, which
+        checks that the estimator is optimal for that data (e.g. the training data after
+        the transforms of a pipeline).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or None, default=None
+            Training data to certify against; None uses ``problems_``.
+        y : array-like of shape (n_samples,) or None, default=None
+            Its labels (required with ``X``).
+        tol : float > 0, default=1e-6
+            Tolerance of the certificates, on SPEC's scaled residuals.
+
+        Returns
+        -------
+        certificates : list of refmodels.certify.Certificate
+            One per problem; ``all(c.ok for c in certificates)`` when the fit is certified.
+        """
+        check_is_fitted(self)
+        return [prob.certify(sol, tol=tol)
+                for prob, sol in zip(self._certify_problems(X, y), self.solutions_)]
+
+    def _certify_problems(self, X, y):
+        if X is None and y is None:
+            return self.problems_
+        if X is None or y is None:
+            raise ValueError("give both X and y to certify against new data, or neither to "
+                             "certify the problems solved by fit (problems_)")
+        X = validate_data(self, X, reset=False, dtype=np.float64,
+                          accept_sparse="csr" if self.kernel == "linear" else False)
+        y = np.asarray(y)
+        if X.shape[0] != self.shape_fit_[0] or not np.all(np.isin(y, self.classes_)):
+            raise ValueError(f"X, y must be training data of {self.shape_fit_[0]} samples with "
+                             f"labels in classes_; got {X.shape[0]} samples")
+        return self._make_problems(X, y)
 
     def fit(self, X, y):
         """Fit the estimator: one problem (two classes) or one per class (one-vs-rest).
@@ -196,11 +354,11 @@ class BaseMarginClassifier(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
         X, y = self._fit_data(X, y)
         self.kernel_ = self._kernel_object(X)
         coefs, intercepts, n_iter, ws = [], [], [], []
-        self.solutions_ = []
-        for t in self._ovr_targets(y):
-            prob = self._problem_class(X, t, kernel=self.kernel_, **self._problem_kwargs())
+        self.problems_, self.solutions_ = [], []
+        for prob in self._make_problems(X, y):
             sol = _solve(prob, tol=self.tol, max_iter=self.max_iter,
                          random_state=self.random_state, **self._solve_options())
+            self.problems_.append(prob)
             self.solutions_.append(sol)
             coefs.append(np.asarray(sol.coef, float))
             intercepts.append(float(sol.intercept))
@@ -245,8 +403,11 @@ class BaseMarginClassifier(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
     def predict(self, X):
         """Predict class labels.
 
-        The sign of the score for two classes (a zero score gives ``classes_[0]``), the
-        largest score one-vs-rest otherwise (ties to the first class).
+        Ties are broken by a fixed rule: for two classes, ``classes_[1]`` when the score is
+        ``>= 0`` (a score of exactly 0 gives ``classes_[1]``, as
+        :meth:`refmodels.base.Problem.predict`); one-vs-rest beyond two classes, the class
+        of the largest score, equal largest scores going to the smallest class index
+        (``numpy.argmax``).
 
         Parameters
         ----------
@@ -260,5 +421,5 @@ class BaseMarginClassifier(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
         """
         scores = self.decision_function(X)
         if self.classes_.size == 2:
-            return self.classes_[(scores > 0).astype(int)]
+            return self.classes_[(scores >= 0).astype(int)]
         return self.classes_[np.argmax(scores, axis=1)]

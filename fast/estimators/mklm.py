@@ -52,8 +52,9 @@ class MKLmClassifier(BaseMarginClassifier):
         ``coef0`` apply), a pair ``(name, {params})`` such as ``("rbf", {"gamma": 0.1})``,
         a :class:`refmodels.kernels.Kernel`, or a callable ``k(X, Z)`` returning the Gram
         matrix. Every base kernel must be positive semidefinite.
-    C1 : float > 0, default=1.0
-        Weight of the margin slacks (the primal carries ``C1 / 2``, as the seed).
+    C1 : float > 0, default=2.0
+        Weight of the margin slacks (the primal carries ``C1 / 2``, as the seed; 2 is
+        ``SVC``'s ``C = 1`` per point).
     C2 : float >= 0, default=0.5
         Weight of the band slacks (``C2 / 2`` in the primal).
     eps : float >= 0, default=0.5
@@ -90,8 +91,12 @@ class MKLmClassifier(BaseMarginClassifier):
         The intercepts ``b``.
     n_iter_ : int or ndarray of shape (n_problems,)
         Outer iterations, one per problem beyond two classes.
+    problems_ : list of refmodels.MKLm
+        The binary problems solved, one per class beyond two (in ``classes_`` order).
     solutions_ : list of refmodels.Solution
-        The solution of each binary problem; ``prob.certify(sol)`` certifies it.
+        The solution of each problem; :meth:`certify` certifies them.
+    shape_fit_ : tuple of int
+        Shape of the training ``X``.
     X_fit_ : ndarray of shape (n_samples, n_features)
         The training points.
     n_features_in_ : int
@@ -106,6 +111,17 @@ class MKLmClassifier(BaseMarginClassifier):
 
     Notes
     -----
+    **Defaults** (issue 14): base kernels ``["linear", "rbf"]`` (``gamma="scale"``) and
+    ``C1=2`` (the primal carries ``C1 / 2``, so 2 is ``SVC``'s ``C = 1``); ``C2=0.5``,
+    ``eps=0.5`` kept. The former ``C1=1`` scored 0.961, 0.983, 0.953, 0.974 (mean 0.968,
+    1.1 points below SVC). Measured with ``MinMaxScaler`` in a pipeline, 3-fold
+    stratified CV (``python validation/bench_defaults.py``): breast_cancer 0.977, wine
+    0.994, iris 0.953, digits 0.984: mean 0.977 against ``SVC()``'s 0.979 (0.979, 0.989,
+    0.960, 0.987). The problem classes keep the formulation's neutral defaults
+    (refmodels.MKLm defaults to ``C2=eps=1`` and has no default kernels): they state a
+    problem and are not tuned to predict; the estimator's are chosen, by that
+    measurement, to predict well, never per data set.
+
     Dense input only. More than two classes are handled one-vs-rest, as by ``LinearSVC``:
     one problem per class, that class +1 against the rest; the prediction is the largest
     score. ``sample_weight`` and ``class_weight`` are not supported: SPEC's formulations
@@ -140,7 +156,7 @@ class MKLmClassifier(BaseMarginClassifier):
         **{k: v for k, v in _KERNEL_PARAMS.items() if k != "kernel"},
     }
 
-    def __init__(self, kernels=None, C1=1.0, C2=0.5, eps=0.5, *, gamma="scale", degree=3,
+    def __init__(self, kernels=None, C1=2.0, C2=0.5, eps=0.5, *, gamma="scale", degree=3,
                  coef0=0.0, tol=None, max_iter=None, random_state=None):
         # kernel="mkl": no single kernel (dense input, not pairwise, for the shared helpers)
         super().__init__(kernel="mkl", gamma=gamma, degree=degree, coef0=coef0, tol=tol,
@@ -181,16 +197,20 @@ class MKLmClassifier(BaseMarginClassifier):
                                  f"or a callable; got {spec!r}")
         return out
 
+    def _make_problems(self, X, y):
+        return [self._problem_class(X, t, kernels=self.kernels_, C1=self.C1, C2=self.C2,
+                                    eps=self.eps) for t in self._ovr_targets(y)]
+
     def fit(self, X, y):
         """Learn the kernel weights and the classifier: one problem (two classes) or one per
         class (one-vs-rest), on dense ``X`` and the labels ``y``; returns ``self``."""
         X, y = self._fit_data(X, y)
         self.kernels_ = self._base_kernels(X)
-        self.solutions_, mus, coefs, bs, iters = [], [], [], [], []
-        for t in self._ovr_targets(y):
-            prob = self._problem_class(X, t, kernels=self.kernels_, C1=self.C1, C2=self.C2,
-                                       eps=self.eps)
+        self.shape_fit_ = X.shape
+        self.problems_, self.solutions_, mus, coefs, bs, iters = [], [], [], [], [], []
+        for prob in self._make_problems(X, y):
             sol = _solve(prob, tol=self.tol, max_iter=self.max_iter)
+            self.problems_.append(prob)
             self.solutions_.append(sol)
             mus.append(np.asarray(sol.variables["mu"], float))
             coefs.append(np.asarray(sol.coef, float))

@@ -415,7 +415,7 @@ def warmup():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for est in (fast.SVMClassifier(kernel="rbf"), fast.SVMClassifier(fit_intercept=False),
-                    fast.ODMClassifier(kernel="rbf"), fast.ODMClassifier(),
+                    fast.ODMClassifier(kernel="rbf"), fast.ODMClassifier(kernel="linear"),
                     fast.ODMLClassifier(kernel="rbf"), fast.LDMClassifier(kernel="rbf")):
             est.fit(X, y)
     return time.perf_counter() - t
