@@ -124,8 +124,12 @@ def finish(prob, sol, user_tol=None, repair=None, tol=CHECK_MARGIN * CERT_TOL):
         return sol
     res, P = check(prob, sol)
     if res is None:
-        sol.info["self_check"] = {"skipped": "the certificate would form the n x n Gram that "
-                                             "this solver avoided; run prob.certify(sol)"}
+        # a matrix-free solve (DRR's linear PPA/APG): its stop is a residual evaluated at the
+        # returned point itself (a subgradient of the objective at W, through the exact
+        # operator); forming the n x n Gram here would undo the method
+        sol.info["self_check"] = {"matrix_free": "the solver's residual at the returned point "
+                                                 f"({sol.info.get('residual')}) decided; "
+                                                 "prob.certify(sol) forms the Gram"}
         return sol
     worst = max(res.values()) if res else 0.0
     if not (worst <= tol) and repair is not None:
