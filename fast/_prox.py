@@ -36,7 +36,7 @@ import math
 import numpy as np
 from numba import njit
 
-from refmodels._numeric import illinois_update, regula_falsi_point
+from refmodels._numeric import dual_exponent, illinois_update, regula_falsi_point
 
 _MAXIT = 400
 _XTOL = 1e-15
@@ -68,13 +68,7 @@ def _qnorm(b, q):
     return mx * s ** (1.0 / q)
 
 
-@njit(cache=True)
-def _dual_exp(q):
-    if q == 1.0:
-        return np.inf
-    if math.isinf(q):
-        return 1.0
-    return q / (q - 1.0)
+_dual_exp = njit(cache=True)(dual_exponent)
 
 
 @njit(cache=True)

@@ -5,6 +5,17 @@ Plain Python on floats, so that :mod:`fast` compiles the very same functions wit
 """
 from __future__ import annotations
 
+import math
+
+
+def dual_exponent(p):
+    """Hölder conjugate ``p* = p / (p - 1)`` (1 <-> inf)."""
+    if p == 1.0:
+        return math.inf
+    if math.isinf(p):
+        return 1.0
+    return p / (p - 1.0)
+
 
 def regula_falsi_point(lo, hi, flo, fhi):
     """The secant point of the bracket ``[lo, hi]`` (values ``flo``, ``fhi`` of opposite

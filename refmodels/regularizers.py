@@ -45,6 +45,8 @@ from fractions import Fraction
 import numpy as np
 from scipy.optimize import brentq
 
+from ._numeric import dual_exponent  # noqa: F401  (public here: the Hölder conjugate)
+
 __all__ = ["Regularizer", "GroupNorm", "check", "CheckReport", "CheckResult", "check_groups",
            "dual_exponent", "project_l1_ball"]
 
@@ -87,15 +89,6 @@ def _exponent(value, name):
         raise ValueError(f"{name} must be >= 1: for {name} = {value!r} < 1 the group norm is not "
                          "a norm and the problem would be non-convex (SPEC §8)")
     return math.inf if math.isinf(value) else float(value)
-
-
-def dual_exponent(p):
-    """Hölder conjugate ``p* = p / (p - 1)`` (1 <-> inf)."""
-    if p == 1:
-        return math.inf
-    if math.isinf(p):
-        return 1.0
-    return p / (p - 1.0)
 
 
 def _vec_norm(x, p, axis=0):
