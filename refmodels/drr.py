@@ -128,17 +128,7 @@ class DRR(Problem):
         self.n_test = self.X_test.shape[0]
 
     def _check_X_test(self, X_test):
-        if self.kernel.is_precomputed:
-            K = check_X(X_test, "X_test")
-            if K.shape[1] != self.m:
-                raise ValueError(f"X_test must be K(X_test, X_train) with {self.m} columns for "
-                                 f"kernel=Precomputed(); got shape {K.shape}")
-            return K
-        Xt = check_X(X_test, "X_test", allow_sparse=self.kernel.is_linear)
-        if Xt.shape[1] != self.X.shape[1]:
-            raise ValueError(f"X_test must have {self.X.shape[1]} features (as X); got "
-                             f"{Xt.shape[1]}")
-        return Xt
+        return self._check_points(X_test, "X_test")
 
     # ---- the matrices of seed 004 (built on first use) -----------------------------------
     @property
@@ -243,7 +233,12 @@ class DRR(Problem):
         """Solve every test point: ``form`` ``"primal"`` (eq. 8 in CVXPY), ``"dual"`` (SPEC §8's
         Fenchel dual in CVXPY) or ``"closed_form"`` (eq. 13 by Cholesky; DRM only).
 
-        Raises :class:`refmodels.SolverError` unless CVXPY reports every test point optimal.
+        The reference never says ``optimal`` for a point that fails its own certificate:
+        the point is certified (``certify(reference=False)``) and, if it fails, solved again
+        down the one ladder of :meth:`Problem._certified_solve` (tight Clarabel, the other
+        form when the regularizer has a CVXPY conjugate, OSQP where it applies).
+
+        Raises :class:`refmodels.SolverError` unless a point certifies.
         """
         if form not in ("primal", "dual", "closed_form"):
             raise ValueError(f"form must be 'primal', 'dual' or 'closed_form'; got {form!r}")
@@ -251,8 +246,15 @@ class DRR(Problem):
             return self.closed_form()
         if not isinstance(solver, str):
             raise ValueError(f"solver must be the name of a CVXPY solver; got {solver!r}")
-        build = self._solve_primal if form == "primal" else self._solve_dual
-        return build(solver.upper(), verbose, solver_options)
+        if form == "dual" or self.regularizer.has_conjugate_expr:
+            other = "primal" if form == "dual" else "dual"
+        else:
+            other = "primal"
+
+        def build(f, s, verbose, opts):
+            return (self._solve_primal if f == "primal" else self._solve_dual)(s, verbose, opts)
+        return self._certified_solve(form, solver.upper(), verbose, solver_options,
+                                     build=build, other=other)
 
     def _solve_primal(self, solver, verbose, opts):
         """Seed 004 eq. 8, ``1/2 w^T Q_D w`` written ``1/2 ||L^T w||^2``; one DPP problem, K_x a parameter.

@@ -177,3 +177,39 @@ def test_certificate_explains_a_box_scaled_by_m():
     cert = p.certify(p.solution_from(coef=s.coef, dual={"alpha": s.variables["alpha"]}))
     assert "dual feasibility" in cert.failing
     assert "scaled by m" in cert.explain()["dual feasibility"]
+
+
+def test_drr_reference_refuses_rather_than_errs_on_a_raw_poly_kernel():
+    """Issue 11: CVXPY reported 'optimal' for this DRR instance (Gram entries ~1e18) at a
+    point that fails its own certificate (no dual point within the conjugate's domain); the
+    reference now certifies every point it returns, or refuses."""
+    rng = np.random.default_rng(0)
+    X = 800 * rng.normal(size=(55, 2))
+    y = rng.integers(0, 3, 55)
+    Xt = 800 * rng.normal(size=(5, 2))
+    p = rm.DRR(X, y, Xt, alpha=0.02, beta=36.0, q=2, r=1, rho="identity",
+               kernel=rm.kernels.Polynomial(3, 0.5, 1.0))
+    raw = p._solve_primal("CLARABEL", False, {})          # CVXPY's own word: "optimal"
+    assert raw.status == "optimal" and not p.certify(raw, reference=False).ok
+    try:
+        sol = p.solve()
+    except SolverError as exc:
+        assert "certifies" in str(exc) and "scale the features" in str(exc)
+    else:
+        assert sol.status == "optimal" and p.certify(sol, reference=False).ok
+
+
+def test_mcodm_outer_loop_stops_when_its_relaxed_qps_cannot_converge():
+    """Issue 11: on a raw poly kernel (diagonal ~1e18) every relaxed QP ends at max_iter;
+    the outer loop used to run all max_outer rounds (minutes). It now stops after two such
+    rounds with status max_iter and a warning that names the scale."""
+    from sklearn.exceptions import ConvergenceWarning
+
+    rng = np.random.default_rng(0)
+    X = 978 * rng.normal(size=(49, 2))
+    y = rng.integers(0, 3, 49)
+    p = rm.McODM(X, y, lam=21.9, mu=0.96, theta=0.41, kernel=rm.kernels.Polynomial(3, 0.28, 1.0))
+    with pytest.warns(ConvergenceWarning, match="last two rounds.*scale them"):
+        sol = fast.solve(p, random_state=0, max_iter=500)
+    assert sol.status == "max_iter"
+    assert sol.n_iter == 2 and sol.info["inner_iters"] == [500, 500]
