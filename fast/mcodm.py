@@ -341,6 +341,22 @@ def _warn(message):
     warnings.warn(message, ConvergenceWarning, stacklevel=4)
 
 
+def _setup(prob, method, tol, max_iter, random_state, options, extra, default_tol):
+    """The checks both entry points share: options (``path``, ``with_W``, ``kkt_tol``,
+    ``polish`` and the ``extra`` names), the common arguments, and the BCD engine on the
+    chosen kernel path."""
+    from refmodels._validation import positive
+
+    _check_options(options, ("path", "with_W", "kkt_tol", "polish") + tuple(extra))
+    flags = (_check_with_W(options.get("with_W", "auto")),
+             _check_polish(options.get("polish", True)),
+             positive(options.get("kkt_tol", DEFAULT_KKT_TOL), "kkt_tol"))
+    common = _common.check_common(method, METHODS, tol, max_iter, default_tol, DEFAULT_MAX_ITER)
+    common = (*common, _common.seed_from(random_state))
+    eng = _Engine(prob, _K.choose_path(prob, options.get("path"), allowed=("gram", "linear")))
+    return eng, common, flags
+
+
 def solve_relaxed(prob, method=None, tol=None, max_iter=None, random_state=None,
                   warm_start=None, **options):
     """The relaxed QP (eq. 20 / 23) at ``prob.M`` by BCD (see the module docstring).
@@ -358,17 +374,9 @@ def solve_relaxed(prob, method=None, tol=None, max_iter=None, random_state=None,
     ``xi``, ``eps``, ``alpha``, ``beta``), ``coef`` (m x k), ``objective`` = eq. 20 at
     ``W`` (computed from the Gram or ``W``), ``n_iter`` = epochs, ``info`` with ``gap``,
     ``rel_gap``, ``tol``, ``path``, ``M``, ``polish``, ``n_polish`` (Newton steps taken)."""
-    from refmodels._validation import positive
-
-    _check_options(options, ("path", "with_W", "kkt_tol", "polish"))
-    with_W = _check_with_W(options.get("with_W", "auto"))
-    polish = _check_polish(options.get("polish", True))
-    kkt_tol = positive(options.get("kkt_tol", DEFAULT_KKT_TOL), "kkt_tol")
-    method, tol, max_iter = _common.check_common(method, METHODS, tol, max_iter, DEFAULT_TOL,
-                                              DEFAULT_MAX_ITER)
-    seed = _common.seed_from(random_state)
     t0 = time.perf_counter()
-    eng = _Engine(prob, _K.choose_path(prob, options.get("path"), allowed=("gram", "linear")))
+    eng, (method, tol, max_iter, seed), (with_W, polish, kkt_tol) = _setup(
+        prob, method, tol, max_iter, random_state, options, (), DEFAULT_TOL)
     if warm_start is not None:
         alpha, beta = _warm_dual(prob, warm_start)
     else:
@@ -404,20 +412,20 @@ def solve_mcodm(prob, method=None, tol=None, max_iter=None, random_state=None,
     ``M`` (of the last relaxed QP), ``change``, ``changes``, ``inner_iters`` (epochs per
     round), ``inner_gaps``, ``inner_polish`` (Newton steps per round), ``mcodm_objective``,
     ``fixed_point_residual``; ``objective`` is eq. 20 at ``info["M"]`` (as the
-    reference)."""
+    reference).
+
+    The loop stops early, with status ``"max_iter"`` and a ``ConvergenceWarning``, when the
+    relaxed QPs of two rounds in a row end at ``max_iter`` epochs: their solutions are then
+    too inexact for the fixed-point iteration to mean anything (typically a badly scaled
+    kernel; the warning names the scale), and going on would only repeat the cost."""
     from refmodels._validation import positive, positive_int
 
-    _check_options(options, ("path", "with_W", "max_outer", "inner_tol", "kkt_tol", "polish"))
-    kkt_tol = positive(options.get("kkt_tol", DEFAULT_KKT_TOL), "kkt_tol")
-    polish = _check_polish(options.get("polish", True))
-    with_W = _check_with_W(options.get("with_W", "auto"))
+    t0 = time.perf_counter()
+    eng, (method, tol, max_iter, seed), (with_W, polish, kkt_tol) = _setup(
+        prob, method, tol, max_iter, random_state, options, ("max_outer", "inner_tol"),
+        DEFAULT_OUTER_TOL)
     max_outer = positive_int(options.get("max_outer", DEFAULT_MAX_OUTER), "max_outer")
     inner_tol = positive(options.get("inner_tol", DEFAULT_TOL), "inner_tol")
-    method, tol, max_iter = _common.check_common(method, METHODS, tol, max_iter, DEFAULT_OUTER_TOL,
-                                              DEFAULT_MAX_ITER)
-    seed = _common.seed_from(random_state)
-    t0 = time.perf_counter()
-    eng = _Engine(prob, _K.choose_path(prob, options.get("path"), allowed=("gram", "linear")))
     m, k = prob.m, prob.k
     if warm_start is not None:
         alpha, beta = _warm_dual(prob, warm_start)
@@ -443,7 +451,10 @@ def solve_mcodm(prob, method=None, tol=None, max_iter=None, random_state=None,
         coef = coef_new
         if change < tol:
             break
+        if r >= 1 and not (inner_ok[-1] or inner_ok[-2]):
+            break              # two relaxed QPs in a row at max_iter: more rounds will not help
     converged = changes[-1] < tol and inner_ok[-1]
+    stalled = len(inner_ok) >= 2 and not (inner_ok[-1] or inner_ok[-2])
     status = "optimal" if converged else "max_iter"
     rows = np.arange(m)
     S_fin = S
@@ -462,7 +473,13 @@ def solve_mcodm(prob, method=None, tol=None, max_iter=None, random_state=None,
     sol = _build_solution(prob, eng, M, coef, alpha, beta, S, P, Dm, with_W, "fast:bcd", t0,
                           status, len(changes), info)
     if not converged:
-        if changes[-1] >= tol:
+        if stalled and changes[-1] >= tol:
+            _warn(f"McODM outer loop (Alg. 3) stopped at round {len(changes)}: the relaxed QPs "
+                  f"of the last two rounds stopped at max_iter={max_iter} epochs (relative "
+                  f"duality gaps {inner_gaps[-2]:.3g}, {inner_gaps[-1]:.3g} > "
+                  f"inner_tol={inner_tol:g}), and the relative change of W is "
+                  f"{changes[-1]:.3g} >= tol={tol:g}{_common.scale_hint(prob)}")
+        elif changes[-1] >= tol:
             _warn(f"McODM outer loop (Alg. 3) stopped after max_outer={max_outer} rounds with "
                   f"relative change of W {changes[-1]:.3g} >= tol={tol:g}")
         else:
