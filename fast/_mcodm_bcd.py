@@ -18,12 +18,22 @@ _DONE, _CALM, _MAXED = 0, 1, 2
 
 
 @njit(cache=True)
-def _gap(S, coef, alpha, beta, y, M, c, mu, theta, wn2):
-    """``(P, D_max)``: eq. 20 at the scores ``S`` (``||W||^2 = wn2``), minus eq. 23 at the dual."""
+def _stop(S, coef, alpha, beta, y, M, c, mu, theta, wn2, tol, kkt_tol):
+    """``(P, D_max, kkt, done)`` in one pass over the points: eq. 20 at the scores ``S``
+    (``||W||^2 = wn2``), minus eq. 23 at the dual, and the first-order KKT residuals that the
+    gap bounds only quadratically, scaled as :meth:`refmodels.mcodm.RelaxedMcODM.kkt_residuals`
+    does: stationarity in the slacks (eq. 21, ``2c xi_i = alpha_i^{y_i}``,
+    ``2 c mu eps_i = beta_i``) and complementarity. (Primal and dual feasibility and
+    stationarity in ``W`` hold exactly by construction.) ``done`` iff the relative gap is at
+    most ``tol`` and the KKT residual at most ``kkt_tol``."""
     m, k = S.shape
     sl = 0.0
     dq = 0.0
     lin = 0.0
+    r2 = 0.0
+    n_ab = 0.0
+    n_xe = 0.0
+    comp = 0.0
     for i in range(m):
         yi = y[i]
         sy = S[i, yi]
@@ -43,36 +53,6 @@ def _gap(S, coef, alpha, beta, y, M, c, mu, theta, wn2):
         ay = alpha[i, yi]
         dq += ay * ay / (4.0 * c) + beta[i] * beta[i] / (4.0 * c * mu)
         lin += (M[i] + 1.0 + theta) * beta[i]
-    P = 0.5 * wn2 + c * sl
-    Dmin = 0.5 * wn2 + dq + lin
-    return P, -Dmin
-
-
-@njit(cache=True)
-def _kkt(S, alpha, beta, y, M, c, mu, theta, P):
-    """The first-order KKT residuals that the gap bounds only quadratically, scaled as
-    :meth:`refmodels.mcodm.RelaxedMcODM.kkt_residuals` does: stationarity in the slacks
-    (eq. 21, ``2c xi_i = alpha_i^{y_i}``, ``2 c mu eps_i = beta_i``) and complementarity.
-    (Primal and dual feasibility and stationarity in ``W`` hold exactly by construction.)"""
-    m, k = S.shape
-    r2 = 0.0
-    n_ab = 0.0
-    n_xe = 0.0
-    comp = 0.0
-    for i in range(m):
-        yi = y[i]
-        sy = S[i, yi]
-        so = -np.inf
-        for l in range(k):
-            if l != yi and S[i, l] > so:
-                so = S[i, l]
-        xi = 1.0 - theta - (sy - so)
-        if xi < 0.0:
-            xi = 0.0
-        ep = sy - M[i] - 1.0 - theta
-        if ep < 0.0:
-            ep = 0.0
-        ay = alpha[i, yi]
         r2 += (2.0 * c * xi - ay) ** 2 + (2.0 * c * mu * ep - beta[i]) ** 2
         n_ab += ay * ay + beta[i] * beta[i]
         n_xe += xi * xi + mu * mu * ep * ep
@@ -84,16 +64,11 @@ def _kkt(S, alpha, beta, y, M, c, mu, theta, P):
         v = abs(beta[i] * (1.0 + theta + ep - sy + M[i]))
         if v > comp:
             comp = v
+    P = 0.5 * wn2 + c * sl
+    Dm = -(0.5 * wn2 + dq + lin)
     stat = np.sqrt(r2) / (1.0 + np.sqrt(n_ab) + 2.0 * c * np.sqrt(n_xe))
     comp = comp / (1.0 + abs(P))
-    return stat if stat > comp else comp
-
-
-@njit(cache=True)
-def _stop(S, coef, alpha, beta, y, M, c, mu, theta, wn2, tol, kkt_tol):
-    """``(P, D_max, kkt, done)``: done iff relative gap <= tol and KKT residual <= kkt_tol."""
-    P, Dm = _gap(S, coef, alpha, beta, y, M, c, mu, theta, wn2)
-    r = _kkt(S, alpha, beta, y, M, c, mu, theta, P)
+    r = stat if stat > comp else comp
     return P, Dm, r, (P - Dm) / (1.0 + abs(P)) <= tol and r <= kkt_tol
 
 

@@ -117,6 +117,13 @@ class _PathSearchCV(ClassifierMixin, BaseEstimator):
     _fixed = ()              # non-grid estimator parameters passed to the problem
     _method = None           # fast.solve method along the paths (None: the path's default)
 
+    def _set_params_of(self, args):
+        """``__init__``'s body for every subclass: each parameter stored under its own name,
+        unchanged (scikit-learn's rule, so that ``get_params`` and ``clone`` work)."""
+        for name, value in args.items():
+            if name not in ("self", "__class__"):
+                setattr(self, name, value)
+
     # ---- grid -------------------------------------------------------------------------
     def _param_grid(self):
         grid = {}
@@ -301,10 +308,7 @@ class ODMClassifierCV(_PathSearchCV):
     def __init__(self, lams=None, mus=None, thetas=None, *, kernel="linear", gamma="scale",
                  degree=3, coef0=0.0, cv=5, n_jobs=None, verbose=0, refit=True, tol=None,
                  max_iter=None, random_state=None):
-        self.lams, self.mus, self.thetas = lams, mus, thetas
-        self.kernel, self.gamma, self.degree, self.coef0 = kernel, gamma, degree, coef0
-        self.cv, self.n_jobs, self.verbose, self.refit = cv, n_jobs, verbose, refit
-        self.tol, self.max_iter, self.random_state = tol, max_iter, random_state
+        self._set_params_of(locals())
 
 
 class ODMLClassifierCV(_PathSearchCV):
@@ -316,10 +320,7 @@ class ODMLClassifierCV(_PathSearchCV):
     def __init__(self, lams=None, mu1s=None, mu2s=None, *, kernel="linear", gamma="scale",
                  degree=3, coef0=0.0, cv=5, n_jobs=None, verbose=0, refit=True, tol=None,
                  max_iter=None, random_state=None):
-        self.lams, self.mu1s, self.mu2s = lams, mu1s, mu2s
-        self.kernel, self.gamma, self.degree, self.coef0 = kernel, gamma, degree, coef0
-        self.cv, self.n_jobs, self.verbose, self.refit = cv, n_jobs, verbose, refit
-        self.tol, self.max_iter, self.random_state = tol, max_iter, random_state
+        self._set_params_of(locals())
 
 
 class LDMClassifierCV(_PathSearchCV):
@@ -331,10 +332,7 @@ class LDMClassifierCV(_PathSearchCV):
     def __init__(self, Cs=None, lam1s=None, lam2s=None, *, kernel="linear", gamma="scale",
                  degree=3, coef0=0.0, cv=5, n_jobs=None, verbose=0, refit=True, tol=None,
                  max_iter=None, random_state=None):
-        self.Cs, self.lam1s, self.lam2s = Cs, lam1s, lam2s
-        self.kernel, self.gamma, self.degree, self.coef0 = kernel, gamma, degree, coef0
-        self.cv, self.n_jobs, self.verbose, self.refit = cv, n_jobs, verbose, refit
-        self.tol, self.max_iter, self.random_state = tol, max_iter, random_state
+        self._set_params_of(locals())
 
 
 class SVMClassifierCV(_PathSearchCV):
@@ -346,10 +344,7 @@ class SVMClassifierCV(_PathSearchCV):
     def __init__(self, Cs=None, *, fit_intercept=True, kernel="linear", gamma="scale",
                  degree=3, coef0=0.0, cv=5, n_jobs=None, verbose=0, refit=True, tol=None,
                  max_iter=None, random_state=None):
-        self.Cs, self.fit_intercept = Cs, fit_intercept
-        self.kernel, self.gamma, self.degree, self.coef0 = kernel, gamma, degree, coef0
-        self.cv, self.n_jobs, self.verbose, self.refit = cv, n_jobs, verbose, refit
-        self.tol, self.max_iter, self.random_state = tol, max_iter, random_state
+        self._set_params_of(locals())
 
 
 _GRID_DOCS = {

@@ -228,18 +228,25 @@ class Problem(abc.ABC):
         """Feature matrix of the primal: ``X`` (linear kernel) or the empirical kernel map."""
         return self._cached("F", lambda: _k.feature_matrix(self.kernel, self.X))
 
+    def _check_points(self, Xn, name):
+        """New points ``Xn`` validated against the training data: ``(n, d)`` features, or
+        ``K(Xn, X_train)`` of shape ``(n, m)`` for ``kernel=Precomputed()``."""
+        if self.kernel.is_precomputed:
+            K = check_X(Xn, name)
+            if K.shape[1] != self.m:
+                raise ValueError(f"{name} must be K({name}, X_train) with {self.m} columns for "
+                                 f"kernel=Precomputed(); got shape {K.shape}")
+            return K
+        Z = check_X(Xn, name, allow_sparse=self.kernel.is_linear)
+        if Z.shape[1] != self.X.shape[1]:
+            raise ValueError(f"{name} must have {self.X.shape[1]} features (as X); got "
+                             f"{Z.shape[1]}")
+        return Z
+
     def kernel_to(self, X_new):
         """``K[i, j] = k(x_i, x_new_j)`` (m x n_new), validated."""
-        if self.kernel.is_precomputed:
-            K = check_X(X_new, "X_new")
-            if K.shape[1] != self.m:
-                raise ValueError(f"X_new must be K(X_new, X_train) with {self.m} columns for "
-                                 f"kernel=Precomputed(); got shape {K.shape}")
-            return K.T
-        K = check_X(X_new, "X_new", allow_sparse=self.kernel.is_linear)
-        if K.shape[1] != self.X.shape[1]:
-            raise ValueError(f"X_new must have {self.X.shape[1]} features (as X); got {K.shape[1]}")
-        return self.kernel.cross(self.X, K)
+        Z = self._check_points(X_new, "X_new")
+        return Z.T if self.kernel.is_precomputed else self.kernel.cross(self.X, Z)
 
     def gram_times(self, v):
         """``G v`` without the feature map: ``X (X^T v)`` for the linear kernel; the Gram if
@@ -456,16 +463,21 @@ class Problem(abc.ABC):
         return cert
 
     # ---- predictions ----------------------------------------------------------
+    def _primal_scores(self, sol, X_new, name):
+        """``X_new @ sol.variables[name]``: the scores of a linear-kernel solution given by
+        its primal weights alone (no ``coef``)."""
+        W = sol.variables.get(name)
+        if W is None or not self.kernel.is_linear:
+            raise ValueError(f"sol must carry coef (or {name} for the linear kernel)")
+        Z = check_X(X_new, "X_new", allow_sparse=True)
+        if Z.shape[1] != np.shape(W)[0]:
+            raise ValueError(f"X_new must have {np.shape(W)[0]} features (as X); got {Z.shape[1]}")
+        return np.asarray(Z @ W)
+
     def decision_function(self, sol, X_new):
         """``f(x) = sum_i coef_i k(x_i, x) + intercept`` for the rows of ``X_new``."""
         if sol.coef is None:
-            w = sol.variables.get("w")
-            if w is None or not self.kernel.is_linear:
-                raise ValueError("sol must carry coef (or w for the linear kernel)")
-            Z = check_X(X_new, "X_new", allow_sparse=True)
-            if Z.shape[1] != np.shape(w)[0]:
-                raise ValueError(f"X_new must have {np.shape(w)[0]} features; got {Z.shape[1]}")
-            return np.asarray(Z @ w).ravel() + sol.intercept
+            return self._primal_scores(sol, X_new, "w").ravel() + sol.intercept
         K = self.kernel_to(X_new)
         return K.T @ sol.coef + sol.intercept
 

@@ -185,13 +185,7 @@ class _MultiClassData(Problem):
     def decision_function(self, sol, X_new):
         """Scores ``s_l(x) = sum_i coef[i, l] k(x_i, x)`` (n_new x k) for the rows of ``X_new``."""
         if sol.coef is None:
-            W = sol.variables.get("W")
-            if W is None or not self.kernel.is_linear:
-                raise ValueError("sol must carry coef (or W for the linear kernel)")
-            Z = check_X(X_new, "X_new", allow_sparse=True)
-            if Z.shape[1] != np.shape(W)[0]:
-                raise ValueError(f"X_new must have {np.shape(W)[0]} features (as X); got {Z.shape[1]}")
-            return np.asarray(Z @ W)
+            return self._primal_scores(sol, X_new, "W")
         coef = np.asarray(sol.coef, float)
         if coef.shape != (self.m, self.k):
             raise ValueError(f"sol.coef must have shape ({self.m}, {self.k}); got {coef.shape}")
