@@ -43,6 +43,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from . import estimators as _E
+from .estimators._base import StoresInitParams
 
 _POW2_0_20 = tuple(2.0 ** k for k in range(0, 21, 2))
 _POW2_M4_4 = tuple(2.0 ** k for k in range(-4, 5, 2))
@@ -107,7 +108,7 @@ def _fold_path(cls, kernel, X_tr, y_tr, X_te, y_te, classes, fixed, path_name, v
     return acc, fit_t, score_t
 
 
-class _PathSearchCV(ClassifierMixin, BaseEstimator):
+class _PathSearchCV(StoresInitParams, ClassifierMixin, BaseEstimator):
     """Shared machinery; subclasses set the family (see the module docstring)."""
 
     _base = None             # estimator class of fast.estimators
@@ -116,13 +117,6 @@ class _PathSearchCV(ClassifierMixin, BaseEstimator):
     _path = None             # the estimator parameter along which paths run
     _fixed = ()              # non-grid estimator parameters passed to the problem
     _method = None           # fast.solve method along the paths (None: the path's default)
-
-    def _set_params_of(self, args):
-        """``__init__``'s body for every subclass: each parameter stored under its own name,
-        unchanged (scikit-learn's rule, so that ``get_params`` and ``clone`` work)."""
-        for name, value in args.items():
-            if name not in ("self", "__class__"):
-                setattr(self, name, value)
 
     # ---- grid -------------------------------------------------------------------------
     def _param_grid(self):
@@ -308,7 +302,7 @@ class ODMClassifierCV(_PathSearchCV):
     def __init__(self, lams=None, mus=None, thetas=None, *, kernel="linear", gamma="scale",
                  degree=3, coef0=0.0, cv=5, n_jobs=None, verbose=0, refit=True, tol=None,
                  max_iter=None, random_state=None):
-        self._set_params_of(locals())
+        self._store_params(locals())
 
 
 class ODMLClassifierCV(_PathSearchCV):
@@ -320,7 +314,7 @@ class ODMLClassifierCV(_PathSearchCV):
     def __init__(self, lams=None, mu1s=None, mu2s=None, *, kernel="linear", gamma="scale",
                  degree=3, coef0=0.0, cv=5, n_jobs=None, verbose=0, refit=True, tol=None,
                  max_iter=None, random_state=None):
-        self._set_params_of(locals())
+        self._store_params(locals())
 
 
 class LDMClassifierCV(_PathSearchCV):
@@ -332,7 +326,7 @@ class LDMClassifierCV(_PathSearchCV):
     def __init__(self, Cs=None, lam1s=None, lam2s=None, *, kernel="linear", gamma="scale",
                  degree=3, coef0=0.0, cv=5, n_jobs=None, verbose=0, refit=True, tol=None,
                  max_iter=None, random_state=None):
-        self._set_params_of(locals())
+        self._store_params(locals())
 
 
 class SVMClassifierCV(_PathSearchCV):
@@ -344,7 +338,7 @@ class SVMClassifierCV(_PathSearchCV):
     def __init__(self, Cs=None, *, fit_intercept=True, kernel="linear", gamma="scale",
                  degree=3, coef0=0.0, cv=5, n_jobs=None, verbose=0, refit=True, tol=None,
                  max_iter=None, random_state=None):
-        self._set_params_of(locals())
+        self._store_params(locals())
 
 
 _GRID_DOCS = {

@@ -14,12 +14,14 @@ that is ignored.
 
 Layout: :mod:`._base` holds :class:`BaseMarginClassifier`, the shared base (as
 scikit-learn's ``BaseLibSVM`` serves ``SVC``): the kernel and stopping parameters, their
-validation, the kernel object, the validation of ``X`` and ``y``, and the one-vs-rest fit
-and prediction of the binary formulations. :mod:`.binary` holds those (SVM, ODML, LDM,
-ODM, SVMm: a class each, with its problem class, hyperparameters and ``__init__``); the
-estimators with a ``fit`` of their own have a module each: :mod:`.mcodm` (natively
-multi-class), :mod:`.mklm` (the kernel is learnt), :mod:`.drr` (DRR and DRM,
-transductive).
+validation, the kernel object, the validation of ``X`` and ``y``, the problems of a fit,
+their solution and certificates, and the one-vs-rest fit and prediction of the binary
+formulations. :mod:`.binary` holds those (SVM, ODML, LDM, ODM, SVMm: a class each, with
+its problem class, hyperparameters and ``__init__``); the estimators with a ``fit`` of
+their own have a module each: :mod:`.mcodm` (natively multi-class), :mod:`.mklm` (the
+kernel is learnt), :mod:`.drr` (DRR and DRM, transductive). :mod:`._docs` holds the
+documentation they share (parameter and attribute entries, Notes paragraphs, the
+Examples), written once and composed into each docstring.
 """
 from ._base import _KERNEL_PARAMS, BaseMarginClassifier, _nonnegative, _positive  # noqa: F401
 from .binary import (LDMClassifier, ODMClassifier, ODMLClassifier, SVMClassifier,

@@ -3,18 +3,23 @@
 :class:`BaseMarginClassifier` holds what every estimator of :mod:`fast.estimators` shares:
 
 * the parameters ``kernel``, ``gamma``, ``degree``, ``coef0`` (``SVC``'s conventions),
-  ``tol``, ``max_iter`` and ``random_state``: stored by its ``__init__``, validated by its
-  ``_parameter_constraints``, turned into a :mod:`refmodels.kernels` object by
+  ``tol``, ``max_iter`` and ``random_state``: validated by ``_parameter_constraints``
+  (:data:`_KERNEL_PARAMS`), turned into a :mod:`refmodels.kernels` object by
   :meth:`~BaseMarginClassifier._kernel_object`;
 * the validation of ``X`` and ``y`` for ``fit`` and of ``X`` for prediction (dense, or CSR
   with the linear kernel; a square Gram matrix with ``kernel="precomputed"``);
-* the one-vs-rest fit and prediction of the binary formulations: a subclass names its
-  problem class (``_problem_class``) and the hyperparameters it passes to it (``_hyper``),
-  and writes its ``__init__`` out, as scikit-learn requires.
+* the problems of a fit (``_make_problems``: the problem class, its kernel, its
+  hyperparameters ``_hyper``, one label vector per problem from ``_targets``), their
+  solution (``_solve_each``) and their certificates (``certify``);
+* the one-vs-rest fit and prediction of the binary formulations.
 
-The estimators that are not binary formulations solved one-vs-rest (mcODM, natively
-multi-class; DRR/DRM, transductive; MKLm, whose kernel is learnt) write their own ``fit``
-and prediction on the same helpers.
+A subclass names its problem class (``_problem_class``) and hyperparameters (``_hyper``,
+with their ``_parameter_constraints``), writes its ``__init__`` out, as scikit-learn
+requires, and overrides only what its family does differently: mcODM (natively
+multi-class) its targets and ``fit``; MKLm (the kernel is learnt) its kernel and ``fit``;
+DRR/DRM (transductive) ``fit``, prediction and ``certify``.
+
+The docstrings share their parameter and attribute entries through :mod:`._docs`.
 """
 from __future__ import annotations
 
@@ -31,6 +36,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from refmodels import kernels as _k
 
 from .. import solve as _solve
+from ._docs import shared_doc
 
 
 def _positive():
@@ -69,129 +75,40 @@ def gamma_value(gamma, X):
     return float(gamma)
 
 
-#: the numpydoc entries of the shared parameters, written once (``duplicates`` found them
-#: repeated in every class): ``name -> (type, {variant: description})``; the default in each
-#: entry's header is read from the estimator's signature by :func:`shared_doc`
-_SHARED_PARAM_DOCS = {
-    "kernel": ('{"linear", "rbf", "poly", "precomputed"}', {"": """\
-The kernel, as in ``SVC``: ``"linear"`` is ``x^T z``, ``"rbf"`` is
-``exp(-gamma ||x - z||^2)``, ``"poly"`` is ``(gamma x^T z + coef0)^degree``;
-with ``"precomputed"``, ``X`` is the Gram matrix in ``fit`` and ``K(X, X_fit)``
-in prediction."""}),
-    "gamma": ('{"scale", "auto"} or float > 0', {"": """\
-Kernel coefficient of ``"rbf"`` and ``"poly"``, as in ``SVC``: ``"scale"`` is
-``1 / (n_features * X.var())``, ``"auto"`` is ``1 / n_features``."""}),
-    "degree": ("int >= 1", {"": 'Degree of the ``"poly"`` kernel; ignored by the others.'}),
-    "coef0": ("float >= 0", {"": 'Constant term of the ``"poly"`` kernel; ignored by the others.'}),
-    "tol": ("float > 0 or None", {
-        "": """\
-Stopping tolerance of the solver. None is the solver's default, tight enough for
-the returned point to certify at 1e-6 (``prob.certify(sol).ok``); a looser value is
-the speed setting.""",
-        "iterative": "Stopping tolerance of the iterative methods (None: their default).",
-        "outer": """\
-Stopping rule of the outer loop: the relative change of ``W`` between rounds
-(None: 1e-6)."""}),
-    "max_iter": ("int >= 1 or None", {
-        "dcd": """\
-Iteration limit of the solver (epochs of the coordinate descent). None is a bound
-by work; a solve that reaches it warns (``ConvergenceWarning``).""",
-        "svm": """\
-Iteration limit of the solver (epochs of the coordinate descent, iterations of the
-SMO). None is a bound by work; a solve that reaches it warns
-(``ConvergenceWarning``).""",
-        "smo": """\
-Iteration limit of the SMO. None is a bound by work; a solve that reaches it warns
-(``ConvergenceWarning``).""",
-        "iterative": "Iteration limit of the iterative methods (None: their default).",
-        "outer": """\
-Epochs of the block coordinate descent in each relaxed solve (None: the solver's
-bound by work)."""}),
-    "random_state": ("int >= 0, numpy.random.Generator, RandomState or None", {
-        "dcd": "Seed of the coordinate descent's permutation of the points.",
-        "smo": "Seed passed to the solver (the SMO's choice of pairs is deterministic).",
-        "bcd": "Seed of the block coordinate descent's permutation of the points."}),
-}
-
-#: the numpydoc entries of the shared attributes (no default in their header)
-_SHARED_PARAM_DOCS.update({
-    "classes_": ("ndarray of shape (n_classes,)", {"": "The class labels."}),
-    "dual_coef_": ("ndarray of shape (n_problems, n_samples)", {
-        "": """\
-Coefficients over the training points: ``f_p(x) = sum_i dual_coef_[p, i] k(x_i, x)``;
-one row for two classes, one per class otherwise.""",
-        "b": """\
-Coefficients over the training points: ``f_p(x) = sum_i dual_coef_[p, i] k(x_i, x)
-+ intercept_[p]``; one row for two classes, one per class otherwise."""}),
-    "intercept_": ("ndarray of shape (n_problems,)", {
-        "": "Zeros (the formulation has no intercept).",
-        "b": "The intercepts ``b``.",
-        "svm": "The intercepts (zeros with ``fit_intercept=False``)."}),
-    "n_iter_": ("int or ndarray of shape (n_problems,)", {
-        "": "Solver epochs, one per problem beyond two classes.",
-        "smo": "Solver iterations, one per problem beyond two classes.",
-        "svm": "Solver iterations (epochs), one per problem beyond two classes."}),
-    "coef_": ("ndarray of shape (n_problems, n_features)",
-              {"": "The weights ``w`` in input space; linear kernel only."}),
-    "support_": ("ndarray of shape (n_support,)", {"": """\
-Indices of the training points with a non-zero coefficient in some problem."""}),
-    "problems_": ("list of refmodels problems", {"": """\
-The binary problems solved, one per class beyond two (in ``classes_`` order)."""}),
-    "solutions_": ("list of refmodels.Solution", {"": """\
-The solution of each problem; :meth:`certify` certifies them."""}),
-    "kernel_": ("refmodels.kernels.Kernel", {"": "The kernel object, with ``gamma`` resolved."}),
-    "X_fit_": ("ndarray or sparse matrix of shape (n_samples, n_features) or None", {"": """\
-The training points (None with ``kernel="precomputed"``)."""}),
-    "shape_fit_": ("tuple of int", {"": "Shape of the training ``X``."}),
-    "n_features_in_": ("int", {"": "Number of features seen during ``fit``."}),
-    "feature_names_in_": ("ndarray of shape (n_features_in_,)", {"": """\
-Names of the features seen during ``fit``, when ``X`` has string column names."""}),
-})
+def _weights(sol, X):
+    """The weights ``w`` of a linear-kernel solution: its own, or ``X^T coef``."""
+    w = sol.variables.get("w")
+    return np.asarray(w, float) if w is not None else np.asarray(X.T @ sol.coef).ravel()
 
 
-def shared_doc(**variants):
-    """Class decorator: replace each ``<<name name ...>>`` of the docstring (one line, or
-    several) by the numpydoc entries of those shared parameters and attributes
-    (:data:`_SHARED_PARAM_DOCS`), one entry per name, with a parameter's default read from
-    the class's signature; ``variants`` picks the description of a name that has several
-    (``max_iter="smo"``)."""
-    import inspect
-    import re
-    import textwrap
+@shared_doc
+class StoresInitParams:
+    """``__init__``'s body for the estimators of :mod:`fast` (this package's and the CV
+    searches of :mod:`fast.cv`): ``self._store_params(locals())``."""
 
-    def entries(names, indent, sig):
-        out = []
-        for name in names:
-            typ, texts = _SHARED_PARAM_DOCS[name]
-            text = texts[variants.get(name, next(iter(texts)))]
-            default = (f", default={sig[name].default!r}".replace("'", '"') if name in sig
-                       else "")
-            out.append(f"{indent}{name} : {typ}{default}")
-            out.append(textwrap.indent(text, indent + "    "))
-        return "\n".join(out)
-
-    def deco(cls):
-        sig = inspect.signature(cls.__init__).parameters
-        cls.__doc__ = re.sub(r"^( *)<<([\w\s]+?)>>$",
-                             lambda m: entries(m.group(2).split(), m.group(1), sig),
-                             cls.__doc__, flags=re.M)
-        return cls
-
-    return deco
+    def _store_params(self, args):
+        """Store the arguments of ``__init__`` (its ``locals()``) under their names, as
+        given: scikit-learn's rule (validation happens in ``fit``)."""
+        for name in self._get_param_names():
+            setattr(self, name, args[name])
 
 
-class BaseMarginClassifier(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
+class BaseMarginClassifier(StoresInitParams, ClassifierMixin, BaseEstimator,
+                           metaclass=ABCMeta):
     """Base class of the estimators built on the fast solvers.
 
-    Parameter documentation is in the derived classes (as ``BaseLibSVM``'s is in ``SVC``).
-    A derived class whose formulation lacks one of the shared parameters passes a fixed
-    value for it (``MKLmClassifier`` passes ``kernel="mkl"``, ``DRRClassifier``
-    ``random_state=None``), as ``SVC`` passes ``nu=0.0`` to ``BaseLibSVM``.
+    Parameter documentation is in the derived classes (as ``BaseLibSVM``'s is in ``SVC``),
+    composed from the entries of :mod:`._docs`. A derived class writes its ``__init__`` out
+    (scikit-learn reads the parameters and their defaults from its signature) and stores
+    every argument unchanged with ``self._store_params(locals())``. A derived class whose
+    formulation lacks one of the shared parameters fixes it as a class attribute
+    (``MKLmClassifier.kernel = "mkl"``, ``DRRClassifier.random_state = None``), as ``SVC``
+    passes ``nu=0.0`` to ``BaseLibSVM``.
     """
 
     _parameter_constraints: dict = dict(_KERNEL_PARAMS)
 
-    #: the :mod:`refmodels` problem class of a binary formulation (set by each subclass)
+    #: the :mod:`refmodels` problem class of the family (set by each subclass)
     _problem_class = None
     #: the hyperparameters passed to the problem class, by name
     _hyper = ()
@@ -199,14 +116,8 @@ class BaseMarginClassifier(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
     _accepts_sparse = True
 
     @abstractmethod
-    def __init__(self, *, kernel, gamma, degree, coef0, tol, max_iter, random_state):
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.tol = tol
-        self.max_iter = max_iter
-        self.random_state = random_state
+    def __init__(self):
+        """Written out by each subclass, which calls :meth:`_store_params`."""
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -227,9 +138,19 @@ class BaseMarginClassifier(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
             return _k.RBF(gamma=gamma)
         return _k.Polynomial(degree=self.degree, gamma=gamma, coef0=self.coef0)
 
+    def _fit_kernel(self, X):
+        """Set the fitted kernel (``kernel_``) on the training data ``X``."""
+        self.kernel_ = self._kernel_object(X)
+
+    def _problem_kernel(self):
+        """The kernel argument of the problem class."""
+        return {"kernel": self.kernel_}
+
     def _cross(self, X):
-        """``K[i, j] = k(x_fit_i, x_j)`` (m x n)."""
+        """``K[i, j] = k(x_fit_i, x_j)`` (m x n); with ``kernel="precomputed"``, ``X`` is
+        ``K(X, X_fit)`` and must have ``m`` columns."""
         if self.kernel == "precomputed":
+            self._check_gram_columns(X, self.shape_fit_[0])
             return np.asarray(X, float).T
         return self.kernel_.cross(self.X_fit_, X)
 
@@ -250,18 +171,22 @@ class BaseMarginClassifier(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
         return X
 
     def _fit_data(self, X, y):
-        """Validate the parameters, ``X`` and ``y``, and set ``classes_`` (two or more)."""
+        """Validate the parameters, ``X`` and ``y``; set ``classes_`` (two or more), the
+        fitted kernel, ``shape_fit_`` and ``X_fit_`` (None with ``kernel="precomputed"``)."""
         self._validate_params()
         X, y = self._validate_X_fit(X, y)
         self.classes_ = np.unique(y)
         if self.classes_.size < 2:
             raise ValueError(f"y must contain at least two classes; got one class "
                              f"({self.classes_[0]!r}): a classifier can't train on one class")
+        self._fit_kernel(X)
+        self.shape_fit_ = X.shape
+        self.X_fit_ = X if self.kernel != "precomputed" else None
         return X, y
 
-    def _ovr_targets(self, y):
-        """The labels of the binary problems: ``y`` itself for two classes (the larger label
-        is +1), else one ``+1 / -1`` vector per class (that class against the rest)."""
+    def _targets(self, y):
+        """The labels of the problems: ``y`` itself for two classes (the larger label is
+        +1), else one ``+1 / -1`` vector per class (that class against the rest)."""
         if self.classes_.size == 2:
             return [y]
         return [np.where(y == c, 1, -1) for c in self.classes_]
@@ -273,7 +198,7 @@ class BaseMarginClassifier(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
             raise ValueError(f"X must be K(X, X_fit) with {m} columns for "
                              f"kernel='precomputed'; got {X.shape[1]}")
 
-    # ---- binary formulations, one-vs-rest beyond two classes -------------------------------
+    # ---- the problems, their solutions and their certificates -------------------------------
     def _problem_kwargs(self, m=None):
         """The hyperparameters of the problem class, from this estimator's parameters;
         ``lam=None`` is the number of training samples ``m`` (``lam / m = 1``, as ``SVC``'s
@@ -288,10 +213,23 @@ class BaseMarginClassifier(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
         return {}
 
     def _make_problems(self, X, y):
-        """The binary problems of ``(X, y)``, one per class beyond two (in ``classes_``
-        order), with the fitted kernel and this estimator's hyperparameters."""
+        """The problems of ``(X, y)``, one per label vector of :meth:`_targets` (one per
+        class beyond two, in ``classes_`` order), with the fitted kernel and this
+        estimator's hyperparameters."""
         kw = self._problem_kwargs(m=X.shape[0])
-        return [self._problem_class(X, t, kernel=self.kernel_, **kw) for t in self._ovr_targets(y)]
+        return [self._problem_class(X, t, **self._problem_kernel(), **kw)
+                for t in self._targets(y)]
+
+    def _solve_each(self, problems, **options):
+        """Solve each problem with :func:`fast.solve`; set ``problems_``, ``solutions_``
+        and, stacked over the problems, ``dual_coef_``, ``intercept_`` and ``n_iter_``."""
+        self.problems_ = list(problems)
+        self.solutions_ = [_solve(prob, tol=self.tol, max_iter=self.max_iter, **options)
+                           for prob in self.problems_]
+        self.dual_coef_ = np.vstack([np.asarray(sol.coef, float) for sol in self.solutions_])
+        self.intercept_ = np.asarray([float(sol.intercept) for sol in self.solutions_])
+        n_iter = [sol.n_iter or 0 for sol in self.solutions_]
+        self.n_iter_ = n_iter[0] if len(n_iter) == 1 else np.asarray(n_iter)
 
     def certify(self, X=None, y=None, tol=1e-6):
         """Certify the fitted estimator: the certificate of each problem it solved.
@@ -335,55 +273,41 @@ class BaseMarginClassifier(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
                              f"labels in classes_; got {X.shape[0]} samples")
         return self._make_problems(X, y)
 
+    # ---- fit and prediction of the binary formulations, one-vs-rest beyond two classes -----
     def fit(self, X, y):
         """Fit the estimator: one problem (two classes) or one per class (one-vs-rest).
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features) or (n_samples, n_samples)
-            Training vectors (CSR accepted with the linear kernel); the Gram matrix with
-            ``kernel="precomputed"``.
-        y : array-like of shape (n_samples,)
-            Class labels (two or more classes).
+        <<X:fit y:fit>>
 
         Returns
         -------
-        self : object
-            The fitted estimator.
+        <<self>>
         """
         X, y = self._fit_data(X, y)
-        self.kernel_ = self._kernel_object(X)
-        coefs, intercepts, n_iter, ws = [], [], [], []
-        self.problems_, self.solutions_ = [], []
-        for prob in self._make_problems(X, y):
-            sol = _solve(prob, tol=self.tol, max_iter=self.max_iter,
-                         random_state=self.random_state, **self._solve_options())
-            self.problems_.append(prob)
-            self.solutions_.append(sol)
-            coefs.append(np.asarray(sol.coef, float))
-            intercepts.append(float(sol.intercept))
-            n_iter.append(sol.n_iter or 0)
-            if self.kernel == "linear":
-                w = sol.variables.get("w")
-                ws.append(np.asarray(w, float) if w is not None
-                          else np.asarray(X.T @ sol.coef).ravel())
-        self.dual_coef_ = np.vstack(coefs)
-        self.intercept_ = np.asarray(intercepts)
+        self._solve_each(self._make_problems(X, y), random_state=self.random_state,
+                         **self._solve_options())
         self.support_ = np.flatnonzero(np.any(self.dual_coef_ != 0, axis=0))
-        self.n_iter_ = max(n_iter) if len(n_iter) == 1 else np.asarray(n_iter)
         if self.kernel == "linear":
-            self.coef_ = np.vstack(ws)
-        self.X_fit_ = X if self.kernel != "precomputed" else None
-        self.shape_fit_ = X.shape
+            self.coef_ = np.vstack([_weights(sol, X) for sol in self.solutions_])
         return self
+
+    def _raw_scores(self, X):
+        """The scores of the points ``X`` before the intercept, one column per row of
+        ``dual_coef_``: ``X coef_^T`` with the linear kernel, ``K(X_fit, X)^T dual_coef_^T``
+        otherwise."""
+        X = self._validate_X_predict(X)
+        if self.kernel == "linear":
+            return np.asarray(X @ self.coef_.T)
+        return self._cross(X).T @ self.dual_coef_.T
 
     def decision_function(self, X):
         """Compute the scores ``f(x)``.
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features) or (n_samples, n_samples_fit)
-            Points to score; ``K(X, X_fit)`` with ``kernel="precomputed"``.
+        <<X:score>>
 
         Returns
         -------
@@ -391,13 +315,7 @@ class BaseMarginClassifier(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
             Shape (n_samples,) for two classes (positive means ``classes_[1]``);
             one column per class (one-vs-rest) otherwise.
         """
-        X = self._validate_X_predict(X)
-        if self.kernel == "linear":
-            scores = np.asarray(X @ self.coef_.T) + self.intercept_
-        else:
-            if self.kernel == "precomputed":
-                self._check_gram_columns(X, self.shape_fit_[0])
-            scores = self._cross(X).T @ self.dual_coef_.T + self.intercept_
+        scores = self._raw_scores(X) + self.intercept_
         return scores[:, 0] if self.classes_.size == 2 else scores
 
     def predict(self, X):
@@ -411,13 +329,11 @@ class BaseMarginClassifier(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features) or (n_samples, n_samples_fit)
-            Points to classify; ``K(X, X_fit)`` with ``kernel="precomputed"``.
+        <<X:predict>>
 
         Returns
         -------
-        y_pred : ndarray of shape (n_samples,)
-            Predicted labels.
+        <<y_pred>>
         """
         scores = self.decision_function(X)
         if self.classes_.size == 2:

@@ -19,10 +19,11 @@ from refmodels.svmm import SVMm
 
 from ..odm import METHODS as _ODM_METHODS
 
-from ._base import _KERNEL_PARAMS, BaseMarginClassifier, _nonnegative, _positive, shared_doc
+from ._base import _KERNEL_PARAMS, BaseMarginClassifier, _nonnegative, _positive
+from ._docs import shared_doc
 
 
-@shared_doc(max_iter="svm", random_state="dcd", dual_coef_="b", intercept_="svm", n_iter_="svm")
+@shared_doc
 class SVMClassifier(BaseMarginClassifier):
     r"""Soft-margin SVM classifier on the fast solvers (SPEC §1).
 
@@ -44,12 +45,9 @@ class SVMClassifier(BaseMarginClassifier):
         Whether the decision function has an intercept ``b``. True is ``SVC``'s convention
         and the default here; False is the canonical SVM of SPEC §1 (and LIBLINEAR's
         convention), the default of :class:`refmodels.SVM`. See the Notes.
-    <<kernel gamma degree coef0 tol max_iter random_state>>
+    <<kernel gamma degree coef0 tol max_iter:svm random_state:dcd>>
 
-    Attributes
-    ----------
-    <<classes_ dual_coef_ intercept_ coef_ support_ n_iter_ problems_ solutions_ kernel_ X_fit_
-      shape_fit_ n_features_in_ feature_names_in_>>
+    <<Attributes: ovr_attributes dual_coef_:b intercept_:svm n_iter_:svm>>
 
     See Also
     --------
@@ -61,23 +59,16 @@ class SVMClassifier(BaseMarginClassifier):
     -----
     **Defaults** (issue 14): ``kernel="rbf"``, ``gamma="scale"``, ``C=1``,
     ``fit_intercept=True``: ``SVC``'s own, so that the estimator can stand in for
-    ``SVC``. With the former linear default it scored 0.81 on iris (0.93 mean). Measured
-    with ``MinMaxScaler`` in a pipeline, 3-fold stratified CV (``python
-    validation/bench_defaults.py``): breast_cancer 0.979, wine 0.994, iris 0.960, digits
-    0.982: mean 0.979 against ``SVC()``'s 0.979 (0.979, 0.989, 0.960, 0.987). The
-    problem classes keep the formulation's neutral defaults (refmodels.SVM defaults to
-    the linear kernel): they state a problem and are not tuned to predict; the
-    estimator's are chosen, by that measurement, to predict well, never per data set.
+    ``SVC``. With the former linear default it scored 0.81 on iris (0.93 mean).
+    refmodels.SVM defaults to the linear kernel.
+    <<defaults breast_cancer=0.979 wine=0.994 iris=0.960 digits=0.982 mean=0.979>>
 
     The default of ``fit_intercept`` differs from :class:`refmodels.SVM`'s on purpose.
     SPEC's canonical SVM (§1, seed 002 eq. 2) has no intercept, so the reference problem
     defaults to ``fit_intercept=False``; this estimator follows ``SVC``, which fits one, so
     that it can replace ``SVC`` in a pipeline and give the same decision function.
 
-    More than two classes are handled one-vs-rest, as by ``LinearSVC``: one problem per
-    class, that class +1 against the rest; the prediction is the largest score.
-    ``sample_weight`` and ``class_weight`` are not supported: SPEC's formulations weigh
-    every sample equally.
+    <<ovr>>
 
     References
     ----------
@@ -92,16 +83,7 @@ class SVMClassifier(BaseMarginClassifier):
        Sundararajan. A dual coordinate descent method for large-scale linear SVM.
        Proceedings of the 25th International Conference on Machine Learning (ICML), 2008.
 
-    Examples
-    --------
-    >>> from sklearn.datasets import load_breast_cancer
-    >>> from sklearn.pipeline import make_pipeline
-    >>> from sklearn.preprocessing import StandardScaler
-    >>> from fast import SVMClassifier
-    >>> X, y = load_breast_cancer(return_X_y=True)
-    >>> clf = make_pipeline(StandardScaler(), SVMClassifier()).fit(X, y)
-    >>> clf.score(X, y) > 0.95
-    True
+    <<Examples: load_breast_cancer 0.95 SVMClassifier()>>
     """
 
     _problem_class = SVM
@@ -110,13 +92,10 @@ class SVMClassifier(BaseMarginClassifier):
 
     def __init__(self, C=1.0, *, fit_intercept=True, kernel="rbf", gamma="scale", degree=3,
                  coef0=0.0, tol=None, max_iter=None, random_state=None):
-        super().__init__(kernel=kernel, gamma=gamma, degree=degree, coef0=coef0, tol=tol,
-                         max_iter=max_iter, random_state=random_state)
-        self.C = C
-        self.fit_intercept = fit_intercept
+        self._store_params(locals())
 
 
-@shared_doc(max_iter="dcd", random_state="dcd")
+@shared_doc
 class ODMLClassifier(BaseMarginClassifier):
     r"""ODML classifier (ODM^L, margin mean and variance) on the fast solvers (SPEC §2).
 
@@ -140,12 +119,9 @@ class ODMLClassifier(BaseMarginClassifier):
         Weight of the margin variance.
     mu2 : float >= 0, default=0.1
         Weight of the margin mean (``mu1 = mu2 = 0`` is the SVM with ``C = lam / m``).
-    <<kernel gamma degree coef0 tol max_iter random_state>>
+    <<kernel gamma degree coef0 tol max_iter:dcd random_state:dcd>>
 
-    Attributes
-    ----------
-    <<classes_ dual_coef_ intercept_ coef_ support_ n_iter_ problems_ solutions_ kernel_ X_fit_
-      shape_fit_ n_features_in_ feature_names_in_>>
+    <<Attributes: ovr_attributes>>
 
     See Also
     --------
@@ -159,18 +135,11 @@ class ODMLClassifier(BaseMarginClassifier):
     ``lam = m``: the mean hinge loss ``lam / m sum xi`` then weighs each point as
     ``SVC``'s ``C = 1`` (``mu1 = mu2 = 0`` is that SVM without intercept); ``mu1 = mu2 =
     0.1`` are kept. The former ``lam=1`` (``C = 1/m``) with the linear kernel scored
-    0.50 on iris (0.72 mean). Measured with ``MinMaxScaler`` in a pipeline, 3-fold
-    stratified CV (``python validation/bench_defaults.py``): breast_cancer 0.981, wine
-    0.989, iris 0.960, digits 0.983: mean 0.978 against ``SVC()``'s 0.979 (0.979, 0.989,
-    0.960, 0.987). The problem classes keep the formulation's neutral defaults
-    (refmodels.ODML defaults to ``lam=1, mu1=mu2=0`` and the linear kernel): they state
-    a problem and are not tuned to predict; the estimator's are chosen, by that
-    measurement, to predict well, never per data set.
+    0.50 on iris (0.72 mean). refmodels.ODML defaults to ``lam=1, mu1=mu2=0`` and the
+    linear kernel.
+    <<defaults breast_cancer=0.981 wine=0.989 iris=0.960 digits=0.983 mean=0.978>>
 
-    More than two classes are handled one-vs-rest, as by ``LinearSVC``: one problem per
-    class, that class +1 against the rest; the prediction is the largest score.
-    ``sample_weight`` and ``class_weight`` are not supported: SPEC's formulations weigh
-    every sample equally (the margin mean and variance are unweighted).
+    <<ovr:margin>>
 
     References
     ----------
@@ -180,16 +149,7 @@ class ODMLClassifier(BaseMarginClassifier):
     .. [2] Teng Zhang and Zhi-Hua Zhou. Optimal Margin Distribution Machine. arXiv preprint
        arXiv:1604.03348, 2016 (seed 000, §3.1).
 
-    Examples
-    --------
-    >>> from sklearn.datasets import load_breast_cancer
-    >>> from sklearn.pipeline import make_pipeline
-    >>> from sklearn.preprocessing import StandardScaler
-    >>> from fast import ODMLClassifier
-    >>> X, y = load_breast_cancer(return_X_y=True)
-    >>> clf = make_pipeline(StandardScaler(), ODMLClassifier()).fit(X, y)
-    >>> clf.score(X, y) > 0.95
-    True
+    <<Examples: load_breast_cancer 0.95 ODMLClassifier()>>
     """
 
     _problem_class = ODML
@@ -199,14 +159,10 @@ class ODMLClassifier(BaseMarginClassifier):
 
     def __init__(self, lam=None, mu1=0.1, mu2=0.1, *, kernel="rbf", gamma="scale", degree=3,
                  coef0=0.0, tol=None, max_iter=None, random_state=None):
-        super().__init__(kernel=kernel, gamma=gamma, degree=degree, coef0=coef0, tol=tol,
-                         max_iter=max_iter, random_state=random_state)
-        self.lam = lam
-        self.mu1 = mu1
-        self.mu2 = mu2
+        self._store_params(locals())
 
 
-@shared_doc(max_iter="dcd", random_state="dcd")
+@shared_doc
 class LDMClassifier(BaseMarginClassifier):
     r"""LDM classifier, the Large margin Distribution Machine, on the fast solvers (SPEC §3).
 
@@ -229,12 +185,9 @@ class LDMClassifier(BaseMarginClassifier):
         Weight of the pairwise margin variance.
     lam2 : float >= 0, default=0.05
         Weight of the margin mean (``lam1 = lam2 = 0`` is the SVM with ``C``).
-    <<kernel gamma degree coef0 tol max_iter random_state>>
+    <<kernel gamma degree coef0 tol max_iter:dcd random_state:dcd>>
 
-    Attributes
-    ----------
-    <<classes_ dual_coef_ intercept_ coef_ support_ n_iter_ problems_ solutions_ kernel_ X_fit_
-      shape_fit_ n_features_in_ feature_names_in_>>
+    <<Attributes: ovr_attributes>>
 
     See Also
     --------
@@ -247,18 +200,10 @@ class LDMClassifier(BaseMarginClassifier):
     **Defaults** (issue 14): ``kernel="rbf"`` (``gamma="scale"``), ``C=1`` (``SVC``'s;
     ``LDM(C) = ODML(lam = m C)``, so the same machine as :class:`ODMLClassifier`'s
     default up to ``mu2``). With the former linear default it scored 0.67 on iris (0.88
-    mean). Measured with ``MinMaxScaler`` in a pipeline, 3-fold stratified CV (``python
-    validation/bench_defaults.py``): breast_cancer 0.981, wine 0.989, iris 0.960, digits
-    0.983: mean 0.978 against ``SVC()``'s 0.979 (0.979, 0.989, 0.960, 0.987). The
-    problem classes keep the formulation's neutral defaults (refmodels.LDM defaults to
-    ``lam1=lam2=0`` and the linear kernel): they state a problem and are not tuned to
-    predict; the estimator's are chosen, by that measurement, to predict well, never per
-    data set.
+    mean). refmodels.LDM defaults to ``lam1=lam2=0`` and the linear kernel.
+    <<defaults breast_cancer=0.981 wine=0.989 iris=0.960 digits=0.983 mean=0.978>>
 
-    More than two classes are handled one-vs-rest, as by ``LinearSVC``: one problem per
-    class, that class +1 against the rest; the prediction is the largest score.
-    ``sample_weight`` and ``class_weight`` are not supported: SPEC's formulations weigh
-    every sample equally (the margin mean and variance are unweighted).
+    <<ovr:margin>>
 
     References
     ----------
@@ -266,16 +211,7 @@ class LDMClassifier(BaseMarginClassifier):
        the 20th ACM SIGKDD International Conference on Knowledge Discovery and Data Mining
        (KDD), 2014 (seed 001; LDM is its eqs. 3–12).
 
-    Examples
-    --------
-    >>> from sklearn.datasets import load_breast_cancer
-    >>> from sklearn.pipeline import make_pipeline
-    >>> from sklearn.preprocessing import StandardScaler
-    >>> from fast import LDMClassifier
-    >>> X, y = load_breast_cancer(return_X_y=True)
-    >>> clf = make_pipeline(StandardScaler(), LDMClassifier()).fit(X, y)
-    >>> clf.score(X, y) > 0.95
-    True
+    <<Examples: load_breast_cancer 0.95 LDMClassifier()>>
     """
 
     _problem_class = LDM
@@ -285,16 +221,12 @@ class LDMClassifier(BaseMarginClassifier):
 
     def __init__(self, C=1.0, lam1=0.05, lam2=0.05, *, kernel="rbf", gamma="scale", degree=3,
                  coef0=0.0, tol=None, max_iter=None, random_state=None):
-        super().__init__(kernel=kernel, gamma=gamma, degree=degree, coef0=coef0, tol=tol,
-                         max_iter=max_iter, random_state=random_state)
-        self.C = C
-        self.lam1 = lam1
-        self.lam2 = lam2
+        self._store_params(locals())
 
 
-@shared_doc(max_iter="dcd", random_state="dcd")
+@shared_doc
 class ODMClassifier(BaseMarginClassifier):
-    r"""ODM classifier, the Optimal margin Distribution Machine, on the fast solvers (SPEC §4).
+    r"""ODM classifier on the fast solvers: the Optimal margin Distribution Machine (SPEC §4).
 
     .. math::
 
@@ -312,21 +244,14 @@ class ODMClassifier(BaseMarginClassifier):
         Weight :math:`\lambda` of the squared losses. None is ``m``, the number of
         training samples: ``lam / m = 1`` is the weight of ``SVC``'s ``C = 1`` per point
         (SPEC §1 notes that seed 002 writes ``lambda / m`` for ``C``; see the Notes).
-    mu : float > 0, default=0.5
-        Weight of the loss above the margin band, relative to the loss below it.
-    theta : float in [0, 1), default=0.3
-        Half-width of the insensitive band around margin 1.
-    <<kernel gamma degree coef0 tol max_iter random_state>>
+    <<mu theta kernel gamma degree coef0 tol max_iter:dcd random_state:dcd>>
     method : {"auto", "dcd", "newton", "svrg", "tron"} or None, default=None
         The algorithm of :func:`fast.solve` (``fast.odm.METHODS``); None is its default
         (the dual coordinate descent). ``"auto"`` picks TRON on the linear kernel, where
         large ``lam`` makes the coordinate descent crawl (used by
         :class:`fast.ODMClassifierCV` for its refit).
 
-    Attributes
-    ----------
-    <<classes_ dual_coef_ intercept_ coef_ support_ n_iter_ problems_ solutions_ kernel_ X_fit_
-      shape_fit_ n_features_in_ feature_names_in_>>
+    <<Attributes: ovr_attributes>>
 
     See Also
     --------
@@ -339,19 +264,11 @@ class ODMClassifier(BaseMarginClassifier):
     **Defaults** (issue 14): ``kernel="rbf"`` (``gamma="scale"``) and ``lam=None``, i.e.
     ``lam = m``, so that ``lam / m = 1`` as ``SVC``'s ``C = 1`` (SPEC §1: seed 002
     writes ``lambda / m`` for ``C``); ``mu=0.5``, ``theta=0.3`` are kept. The former
-    ``lam=1`` with the linear kernel scored 0.67 on iris (0.84 mean). Measured with
-    ``MinMaxScaler`` in a pipeline, 3-fold stratified CV (``python
-    validation/bench_defaults.py``): breast_cancer 0.974, wine 0.989, iris 0.967, digits
-    0.986: mean 0.979 against ``SVC()``'s 0.979 (0.979, 0.989, 0.960, 0.987). The
-    problem classes keep the formulation's neutral defaults (refmodels.ODM defaults to
-    ``lam=1, mu=1, theta=0`` and the linear kernel): they state a problem and are not
-    tuned to predict; the estimator's are chosen, by that measurement, to predict well,
-    never per data set.
+    ``lam=1`` with the linear kernel scored 0.67 on iris (0.84 mean). refmodels.ODM
+    defaults to ``lam=1, mu=1, theta=0`` and the linear kernel.
+    <<defaults breast_cancer=0.974 wine=0.989 iris=0.967 digits=0.986 mean=0.979>>
 
-    More than two classes are handled one-vs-rest, as by ``LinearSVC``: one problem per
-    class, that class +1 against the rest; the prediction is the largest score.
-    ``sample_weight`` and ``class_weight`` are not supported: SPEC's formulations weigh
-    every sample equally.
+    <<ovr>>
 
     References
     ----------
@@ -361,16 +278,7 @@ class ODMClassifier(BaseMarginClassifier):
     .. [2] Teng Zhang and Zhi-Hua Zhou. Optimal Margin Distribution Machine. arXiv preprint
        arXiv:1604.03348, 2016 (seed 000; eqs. 7, 15–19).
 
-    Examples
-    --------
-    >>> from sklearn.datasets import load_breast_cancer
-    >>> from sklearn.pipeline import make_pipeline
-    >>> from sklearn.preprocessing import StandardScaler
-    >>> from fast import ODMClassifier
-    >>> X, y = load_breast_cancer(return_X_y=True)
-    >>> clf = make_pipeline(StandardScaler(), ODMClassifier()).fit(X, y)
-    >>> clf.score(X, y) > 0.95
-    True
+    <<Examples: load_breast_cancer 0.95 ODMClassifier()>>
     """
 
     _problem_class = ODM
@@ -382,18 +290,13 @@ class ODMClassifier(BaseMarginClassifier):
 
     def __init__(self, lam=None, mu=0.5, theta=0.3, *, kernel="rbf", gamma="scale", degree=3,
                  coef0=0.0, tol=None, max_iter=None, random_state=None, method=None):
-        super().__init__(kernel=kernel, gamma=gamma, degree=degree, coef0=coef0, tol=tol,
-                         max_iter=max_iter, random_state=random_state)
-        self.lam = lam
-        self.mu = mu
-        self.theta = theta
-        self.method = method
+        self._store_params(locals())
 
     def _solve_options(self):
         return {} if self.method is None else {"method": self.method}
 
 
-@shared_doc(max_iter="smo", random_state="smo", dual_coef_="b", intercept_="b", n_iter_="smo")
+@shared_doc
 class SVMmClassifier(BaseMarginClassifier):
     r"""SVMm classifier, the SVM with a band above the margin, on the fast solvers (SPEC §6).
 
@@ -411,17 +314,13 @@ class SVMmClassifier(BaseMarginClassifier):
     ----------
     C1 : float > 0, default=1.0
         Weight of the margin slacks ``xi``.
-    C2 : float >= 0, default=0.5
-        Weight of the band slacks ``eta`` (0 is the SVM with an intercept).
+    <<C2>>
     eps : float >= 0, default=0.5
         Width of the band above the margin ``y f(x) = 1``, in margin units (0 is the
         ε-SVM).
-    <<kernel gamma degree coef0 tol max_iter random_state>>
+    <<kernel gamma degree coef0 tol max_iter:smo random_state:smo>>
 
-    Attributes
-    ----------
-    <<classes_ dual_coef_ intercept_ coef_ support_ n_iter_ problems_ solutions_ kernel_ X_fit_
-      shape_fit_ n_features_in_ feature_names_in_>>
+    <<Attributes: ovr_attributes dual_coef_:b intercept_:b n_iter_:smo>>
 
     See Also
     --------
@@ -433,19 +332,11 @@ class SVMmClassifier(BaseMarginClassifier):
     -----
     **Defaults** (issue 14): ``kernel="rbf"`` (``gamma="scale"``), ``C1=1`` (``SVC``'s
     ``C``), ``C2=0.5``, ``eps=0.5`` kept. With the former linear default it scored 0.74
-    on iris (0.90 mean). Measured with ``MinMaxScaler`` in a pipeline, 3-fold stratified
-    CV (``python validation/bench_defaults.py``): breast_cancer 0.974, wine 0.994, iris
-    0.953, digits 0.984: mean 0.976 against ``SVC()``'s 0.979 (0.979, 0.989, 0.960,
-    0.987). The problem classes keep the formulation's neutral defaults (refmodels.SVMm
-    defaults to ``C2=eps=1`` and the linear kernel): they state a problem and are not
-    tuned to predict; the estimator's are chosen, by that measurement, to predict well,
-    never per data set.
+    on iris (0.90 mean). refmodels.SVMm defaults to ``C2=eps=1`` and the linear kernel.
+    <<defaults breast_cancer=0.974 wine=0.994 iris=0.953 digits=0.984 mean=0.976>>
 
     Dense input only (the SMO reads kernel rows; ``X`` is not taken as CSR).
-    More than two classes are handled one-vs-rest, as by ``LinearSVC``: one problem per
-    class, that class +1 against the rest; the prediction is the largest score.
-    ``sample_weight`` and ``class_weight`` are not supported: SPEC's formulations weigh
-    every sample equally.
+    <<ovr>>
 
     References
     ----------
@@ -456,16 +347,7 @@ class SVMmClassifier(BaseMarginClassifier):
        order information for training support vector machines. Journal of Machine Learning
        Research, 6:1889–1918, 2005.
 
-    Examples
-    --------
-    >>> from sklearn.datasets import load_breast_cancer
-    >>> from sklearn.pipeline import make_pipeline
-    >>> from sklearn.preprocessing import StandardScaler
-    >>> from fast import SVMmClassifier
-    >>> X, y = load_breast_cancer(return_X_y=True)
-    >>> clf = make_pipeline(StandardScaler(), SVMmClassifier()).fit(X, y)
-    >>> clf.score(X, y) > 0.95
-    True
+    <<Examples: load_breast_cancer 0.95 SVMmClassifier()>>
     """
 
     _problem_class = SVMm
@@ -476,8 +358,4 @@ class SVMmClassifier(BaseMarginClassifier):
 
     def __init__(self, C1=1.0, C2=0.5, eps=0.5, *, kernel="rbf", gamma="scale", degree=3,
                  coef0=0.0, tol=None, max_iter=None, random_state=None):
-        super().__init__(kernel=kernel, gamma=gamma, degree=degree, coef0=coef0, tol=tol,
-                         max_iter=max_iter, random_state=random_state)
-        self.C1 = C1
-        self.C2 = C2
-        self.eps = eps
+        self._store_params(locals())

@@ -9,10 +9,11 @@ from sklearn.utils._param_validation import HasMethods, Interval, Options, StrOp
 from refmodels.drr import DRM, DRR
 
 from .. import solve as _solve
-from ._base import _KERNEL_PARAMS, BaseMarginClassifier, _nonnegative, _positive, shared_doc
+from ._base import _KERNEL_PARAMS, BaseMarginClassifier, _nonnegative, _positive
+from ._docs import shared_doc
 
 
-@shared_doc(tol="iterative", max_iter="iterative")
+@shared_doc
 class DRRClassifier(BaseMarginClassifier):
     r"""Discriminative ridge regression classifier on the fast solvers (SPEC §8; seed 004).
 
@@ -29,8 +30,7 @@ class DRRClassifier(BaseMarginClassifier):
 
     Parameters
     ----------
-    alpha : float >= 0, default=1.0
-        Weight of the within-class scatter ``1/2 w^T (H - B) w``.
+    <<alpha>>
     beta : float > 0, default=1.0
         Weight of the regularizer.
     q : float in [1, inf], default=2
@@ -46,24 +46,9 @@ class DRRClassifier(BaseMarginClassifier):
     method : {"closed_form", "gd", "ppa", "linear_ppa", "apg"} or None, default=None
         The algorithm of :func:`fast.solve` for DRR; None is the closed form for DRM and
         APG otherwise.
-    <<tol max_iter>>
+    <<tol:iterative max_iter:iterative>>
 
-    Attributes
-    ----------
-    classes_ : ndarray of shape (n_classes,)
-        The class labels.
-    X_fit_ : ndarray of shape (n_samples, n_features)
-        The training points (the Gram matrix with ``kernel="precomputed"``).
-    y_fit_ : ndarray of shape (n_samples,)
-        The training labels.
-    kernel_ : refmodels.kernels.Kernel
-        The kernel object, with ``gamma`` resolved.
-    n_iter_ : int
-        1 (the optimisation runs at prediction).
-    n_features_in_ : int
-        Number of features seen during ``fit``.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
-        Names of the features seen during ``fit``, when ``X`` has string column names.
+    <<Attributes: transductive_attributes>>
 
     See Also
     --------
@@ -74,18 +59,12 @@ class DRRClassifier(BaseMarginClassifier):
     -----
     **Defaults** (issue 14): unchanged: ``kernel="rbf"`` (``gamma="scale"``),
     ``alpha=beta=1``, the group norm ``q=r=2`` with ``rho="half_square"`` (which is
-    DRM). Measured with ``MinMaxScaler`` in a pipeline, 3-fold stratified CV (``python
-    validation/bench_defaults.py``): breast_cancer 0.970, wine 0.978, iris 0.960, digits
-    0.981: mean 0.972 against ``SVC()``'s 0.979 (0.979, 0.989, 0.960, 0.987). The
-    problem classes keep the formulation's neutral defaults (refmodels.DRR has no
-    defaults for ``alpha``, ``beta``): they state a problem and are not tuned to
-    predict; the estimator's are chosen, by that measurement, to predict well, never per
-    data set.
+    DRM). refmodels.DRR has no defaults for ``alpha``, ``beta``.
+    <<defaults breast_cancer=0.970 wine=0.978 iris=0.960 digits=0.981 mean=0.972>>
 
-    :meth:`decision_function` returns ``-delta_c`` (larger is more likely), shape
-    (n_samples, n_classes), or ``delta_0 - delta_1`` (positive means ``classes_[1]``) for
-    two classes. :meth:`solve` returns the problem of the test points and its solution, to
-    certify. Dense input only; ``sample_weight`` and ``class_weight`` are not supported.
+    <<delta>>
+    :meth:`solve` returns the problem of the test points and its solution, to certify.
+    Dense input only; ``sample_weight`` and ``class_weight`` are not supported.
 
     References
     ----------
@@ -96,20 +75,13 @@ class DRRClassifier(BaseMarginClassifier):
     .. [2] Amir Beck and Marc Teboulle. A fast iterative shrinkage-thresholding algorithm
        for linear inverse problems. SIAM Journal on Imaging Sciences, 2(1):183–202, 2009.
 
-    Examples
-    --------
-    >>> from sklearn.datasets import load_wine
-    >>> from sklearn.pipeline import make_pipeline
-    >>> from sklearn.preprocessing import StandardScaler
-    >>> from fast import DRRClassifier
-    >>> X, y = load_wine(return_X_y=True)
-    >>> clf = make_pipeline(StandardScaler(), DRRClassifier(q=2, r=1, rho="identity"))
-    >>> clf.fit(X, y).score(X, y) > 0.9
-    True
+    <<Examples: load_wine 0.9 DRRClassifier(q=2, r=1, rho="identity")>>
     """
 
     _problem_class = DRR
     _accepts_sparse = False
+    #: not a parameter: the solvers of DRR are deterministic
+    random_state = None
     _parameter_constraints = {
         "alpha": _nonnegative(), "beta": _positive(),
         # q, r in [1, inf]: Interval(..., None) excludes inf, so inf is its own option
@@ -125,16 +97,7 @@ class DRRClassifier(BaseMarginClassifier):
     def __init__(self, alpha=1.0, beta=1.0, q=2, r=2, rho="half_square", regularizer=None, *,
                  kernel="rbf", gamma="scale", degree=3, coef0=0.0, method=None, tol=None,
                  max_iter=None):
-        # random_state=None: the solvers of DRR are deterministic
-        super().__init__(kernel=kernel, gamma=gamma, degree=degree, coef0=coef0, tol=tol,
-                         max_iter=max_iter, random_state=None)
-        self.alpha = alpha
-        self.beta = beta
-        self.q = q
-        self.r = r
-        self.rho = rho
-        self.regularizer = regularizer
-        self.method = method
+        self._store_params(locals())
 
     def _make_problem(self, X_new):
         """The problem of the test points ``X_new`` on the stored training set."""
@@ -148,27 +111,25 @@ class DRRClassifier(BaseMarginClassifier):
         """Store (and check) the training set ``X``, ``y``; the optimisation runs at prediction.
         Returns ``self``."""
         X, y = self._fit_data(X, y)
-        self.kernel_ = self._kernel_object(X)
-        self.X_fit_, self.y_fit_ = X, y
+        self.X_fit_, self.y_fit_ = X, y                 # the Gram matrix too: DRR needs it
         self._make_problem(X[:1])                       # validates the hyperparameters now
         self.n_iter_ = 1
         return self
 
     def _neg_delta(self, X):
-        X = self._validate_X_predict(X)
-        if self.kernel == "precomputed":
-            self._check_gram_columns(X, self.X_fit_.shape[0])
-        prob = self._make_problem(X)
-        sol = _solve(prob, method=self.method, tol=self.tol, max_iter=self.max_iter)
+        prob, sol = self.solve(X)
         return -prob.dissimilarities(sol)
 
     def solve(self, X):
         """Build the problem of the test points ``X`` and solve it with the fast solver.
 
+        One problem holds every test point (one right-hand side ``K_x`` each), solved by
+        the ``method`` of this estimator; :meth:`predict` and :meth:`decision_function`
+        read their ``delta_c`` from it, :meth:`certify` certifies it.
+
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features) or (n_samples, n_samples_fit)
-            Test points; ``K(X, X_fit)`` with ``kernel="precomputed"``.
+        <<X:test>>
 
         Returns
         -------
@@ -178,6 +139,8 @@ class DRRClassifier(BaseMarginClassifier):
             Its fast solution; ``prob.certify(sol)`` certifies it.
         """
         X = self._validate_X_predict(X)
+        if self.kernel == "precomputed":
+            self._check_gram_columns(X, self.shape_fit_[0])
         prob = self._make_problem(X)
         return prob, _solve(prob, method=self.method, tol=self.tol, max_iter=self.max_iter)
 
@@ -199,13 +162,11 @@ class DRRClassifier(BaseMarginClassifier):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features) or (n_samples, n_samples_fit)
-            Test points; ``K(X, X_fit)`` with ``kernel="precomputed"``.
+        <<X:test>>
 
         Returns
         -------
-        y_pred : ndarray of shape (n_samples,)
-            Predicted labels.
+        <<y_pred>>
         """
         index = _argmin_ties(-self._neg_delta(X))        # checks that it is fitted first
         return self.classes_[index]
@@ -216,8 +177,7 @@ class DRRClassifier(BaseMarginClassifier):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features) or (n_samples, n_samples_fit)
-            Test points (required); ``K(X, X_fit)`` with ``kernel="precomputed"``.
+        <<X:test_required>>
         y : None
             Unused (the labels of the problem are the training labels); must be None.
         tol : float > 0, default=1e-6
@@ -243,7 +203,7 @@ def _argmin_ties(delta, rtol=1e-12):
     return np.argmax(delta - dmin <= rtol * scale, axis=1)
 
 
-@shared_doc(tol="iterative", max_iter="iterative")
+@shared_doc
 class DRMClassifier(DRRClassifier):
     r"""Discriminative ridge machine classifier on the fast solvers (SPEC §8).
 
@@ -257,31 +217,15 @@ class DRMClassifier(DRRClassifier):
 
     Parameters
     ----------
-    alpha : float >= 0, default=1.0
-        Weight of the within-class scatter ``1/2 w^T (H - B) w``.
+    <<alpha>>
     beta : float > 0, default=1.0
         Weight of the regularizer ``1/2 ||w||^2``.
     <<kernel gamma degree coef0>>
     method : {"closed_form", "gd", "ppa", "linear_ppa", "apg"} or None, default=None
         The algorithm of :func:`fast.solve`; None is the closed form.
-    <<tol max_iter>>
+    <<tol:iterative max_iter:iterative>>
 
-    Attributes
-    ----------
-    classes_ : ndarray of shape (n_classes,)
-        The class labels.
-    X_fit_ : ndarray of shape (n_samples, n_features)
-        The training points (the Gram matrix with ``kernel="precomputed"``).
-    y_fit_ : ndarray of shape (n_samples,)
-        The training labels.
-    kernel_ : refmodels.kernels.Kernel
-        The kernel object, with ``gamma`` resolved.
-    n_iter_ : int
-        1 (the optimisation runs at prediction).
-    n_features_in_ : int
-        Number of features seen during ``fit``.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
-        Names of the features seen during ``fit``, when ``X`` has string column names.
+    <<Attributes: transductive_attributes>>
 
     See Also
     --------
@@ -291,18 +235,11 @@ class DRMClassifier(DRRClassifier):
     Notes
     -----
     **Defaults** (issue 14): unchanged: ``kernel="rbf"`` (``gamma="scale"``),
-    ``alpha=beta=1``. Measured with ``MinMaxScaler`` in a pipeline, 3-fold stratified CV
-    (``python validation/bench_defaults.py``): breast_cancer 0.970, wine 0.978, iris
-    0.960, digits 0.981: mean 0.972 against ``SVC()``'s 0.979 (0.979, 0.989, 0.960,
-    0.987). The problem classes keep the formulation's neutral defaults (refmodels.DRM
-    has no defaults for ``alpha``, ``beta``): they state a problem and are not tuned to
-    predict; the estimator's are chosen, by that measurement, to predict well, never per
-    data set.
+    ``alpha=beta=1``. refmodels.DRM has no defaults for ``alpha``, ``beta``.
+    <<defaults breast_cancer=0.970 wine=0.978 iris=0.960 digits=0.981 mean=0.972>>
 
-    :meth:`decision_function` returns ``-delta_c`` (larger is more likely), shape
-    (n_samples, n_classes), or ``delta_0 - delta_1`` (positive means ``classes_[1]``) for
-    two classes. Dense input only; ``sample_weight`` and ``class_weight`` are not
-    supported.
+    <<delta>>
+    Dense input only; ``sample_weight`` and ``class_weight`` are not supported.
 
     References
     ----------
@@ -310,16 +247,7 @@ class DRMClassifier(DRRClassifier):
        High-Dimensional Data or Imbalanced Data. IEEE Transactions on Neural Networks and
        Learning Systems, 2021 (arXiv:1904.07686, 2019; seed 004, DRM is its eqs. 12–13).
 
-    Examples
-    --------
-    >>> from sklearn.datasets import load_digits
-    >>> from sklearn.model_selection import cross_val_score
-    >>> from sklearn.pipeline import make_pipeline
-    >>> from sklearn.preprocessing import StandardScaler
-    >>> from fast import DRMClassifier
-    >>> X, y = load_digits(return_X_y=True)
-    >>> cross_val_score(make_pipeline(StandardScaler(), DRMClassifier()), X, y, cv=3).mean() > 0.9
-    True
+    <<Examples: load_digits 0.9 DRMClassifier()>>
     """
 
     _problem_class = DRM
@@ -328,13 +256,7 @@ class DRMClassifier(DRRClassifier):
 
     def __init__(self, alpha=1.0, beta=1.0, *, kernel="rbf", gamma="scale", degree=3,
                  coef0=0.0, method=None, tol=None, max_iter=None):
-        # random_state=None: the solvers of DRM are deterministic
-        BaseMarginClassifier.__init__(self, kernel=kernel, gamma=gamma, degree=degree,
-                                      coef0=coef0, tol=tol, max_iter=max_iter,
-                                      random_state=None)
-        self.alpha = alpha
-        self.beta = beta
-        self.method = method
+        self._store_params(locals())
 
     def _make_problem(self, X_new):
         return DRM(self.X_fit_, self.y_fit_, X_new, alpha=self.alpha, beta=self.beta,

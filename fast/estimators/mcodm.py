@@ -11,8 +11,8 @@ from sklearn.utils._param_validation import Interval
 from refmodels.mcodm import McODM
 
 from .. import solve as _solve
-from ._base import _KERNEL_PARAMS, BaseMarginClassifier, _positive, shared_doc
-
+from ._base import _KERNEL_PARAMS, BaseMarginClassifier, _positive
+from ._docs import shared_doc
 
 
 def _why_not_converged(changes, tol):
@@ -34,7 +34,7 @@ def _why_not_converged(changes, tol):
                    "point of Alg. 3 (outer_changes_ has every round).")
 
 
-@shared_doc(tol="outer", max_iter="outer", random_state="bcd")
+@shared_doc
 class McODMClassifier(BaseMarginClassifier):
     r"""Multi-class ODM classifier on the fast solver (SPEC §5; seed 002 §4, Alg. 3).
 
@@ -57,11 +57,7 @@ class McODMClassifier(BaseMarginClassifier):
         Weight :math:`\lambda` of the squared losses. None is ``m``, the number of
         training samples (``lam / m = 1``, as ``SVC``'s ``C = 1``; as
         :class:`ODMClassifier`).
-    mu : float > 0, default=0.5
-        Weight of the loss above the margin band, relative to the loss below it.
-    theta : float in [0, 1), default=0.3
-        Half-width of the insensitive band around margin 1.
-    <<kernel gamma degree coef0 tol max_iter random_state>>
+    <<mu theta kernel gamma degree coef0 tol:outer max_iter:outer random_state:bcd>>
     max_outer : int >= 1, default=200
         Rounds of Alg. 3's outer loop. A fit that stops at ``max_outer`` warns
         (``ConvergenceWarning``) and says why (see the Notes). 200 rather than the
@@ -71,23 +67,13 @@ class McODMClassifier(BaseMarginClassifier):
 
     Attributes
     ----------
-    <<classes_>>
-    dual_coef_ : ndarray of shape (n_classes, n_samples)
-        Coefficients over the training points:
-        ``s_l(x) = sum_i dual_coef_[l, i] k(x_i, x)``.
-    coef_ : ndarray of shape (n_classes, n_features)
-        The weights ``w_l`` in input space; linear kernel only.
-    n_iter_ : int
-        Rounds of the outer loop (as ``n_outer_``).
+    <<classes_ dual_coef_:mcodm coef_:mcodm n_iter_:outer>>
     n_outer_ : int
         Rounds of Alg. 3's outer loop.
     outer_changes_ : ndarray of shape (n_outer_,)
         The relative change of ``W`` in each round (the stopping rule compares the last one
         with ``tol``).
-    problems_ : list of refmodels.McODM
-        The one problem solved (a list, as the binary estimators' one per class).
-    solutions_ : list of refmodels.Solution
-        Its solution; :meth:`certify` certifies its relaxed QP.
+    <<problems_:mcodm solutions_:mcodm>>
     solution_ : refmodels.Solution
         The same solution (``solutions_[0]``).
     <<kernel_ X_fit_ shape_fit_ n_features_in_ feature_names_in_>>
@@ -101,13 +87,9 @@ class McODMClassifier(BaseMarginClassifier):
     -----
     **Defaults** (issue 14): ``kernel="rbf"`` (``gamma="scale"``) and ``lam=None``, i.e.
     ``lam = m`` (as :class:`ODMClassifier`). The former ``lam=1`` with the linear kernel
-    scored 0.66 on iris (0.85 mean). Measured with ``MinMaxScaler`` in a pipeline,
-    3-fold stratified CV (``python validation/bench_defaults.py``): breast_cancer 0.975,
-    wine 0.983, iris 0.967, digits 0.989: mean 0.979 against ``SVC()``'s 0.979 (0.979,
-    0.989, 0.960, 0.987). The problem classes keep the formulation's neutral defaults
-    (refmodels.McODM has no defaults (``lam``, ``mu``, ``theta`` required)): they state
-    a problem and are not tuned to predict; the estimator's are chosen, by that
-    measurement, to predict well, never per data set.
+    scored 0.66 on iris (0.85 mean). refmodels.McODM has no defaults (``lam``, ``mu``,
+    ``theta`` required).
+    <<defaults breast_cancer=0.975 wine=0.983 iris=0.967 digits=0.989 mean=0.979>>
 
     Alg. 3's outer loop is not a descent method on the non-convex objective: each round
     solves the convex relaxed QP at ``M`` taken from the previous iterate, and the
@@ -124,15 +106,7 @@ class McODMClassifier(BaseMarginClassifier):
        Transactions on Knowledge and Data Engineering, 32(6), 2020 (seed 002; mcODM is its
        eqs. 20–41 and Algs. 3–4).
 
-    Examples
-    --------
-    >>> from sklearn.datasets import load_wine
-    >>> from sklearn.pipeline import make_pipeline
-    >>> from sklearn.preprocessing import StandardScaler
-    >>> from fast import McODMClassifier
-    >>> X, y = load_wine(return_X_y=True)
-    >>> make_pipeline(StandardScaler(), McODMClassifier(kernel="rbf")).fit(X, y).score(X, y) > 0.95
-    True
+    <<Examples: load_wine 0.95 McODMClassifier(kernel="rbf")>>
     """
 
     _problem_class = McODM
@@ -145,35 +119,30 @@ class McODMClassifier(BaseMarginClassifier):
 
     def __init__(self, lam=None, mu=0.5, theta=0.3, *, kernel="rbf", gamma="scale", degree=3,
                  coef0=0.0, tol=None, max_iter=None, random_state=None, max_outer=200):
-        super().__init__(kernel=kernel, gamma=gamma, degree=degree, coef0=coef0, tol=tol,
-                         max_iter=max_iter, random_state=random_state)
-        self.lam = lam
-        self.mu = mu
-        self.theta = theta
-        self.max_outer = max_outer
+        self._store_params(locals())
 
-    def _make_problems(self, X, y):
-        return [self._problem_class(X, y, kernel=self.kernel_,
-                                    **self._problem_kwargs(m=X.shape[0]))]
+    def _targets(self, y):
+        """One problem for all classes: the labels themselves."""
+        return [y]
 
     def fit(self, X, y):
         """Fit the multi-class problem (all classes at once).
 
+        Runs Alg. 3's outer loop (at most ``max_outer`` rounds, each a relaxed QP solved by
+        block coordinate descent, warm-started); a loop that does not settle warns with
+        the reason (see the Notes of the class).
+
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features) or (n_samples, n_samples)
-            Training vectors; the Gram matrix with ``kernel="precomputed"``.
-        y : array-like of shape (n_samples,)
-            Class labels (two or more classes).
+        <<X:fit_dense y:fit>>
 
         Returns
         -------
-        self : object
-            The fitted estimator.
+        self : McODMClassifier
+            The fitted estimator; ``n_outer_`` and ``outer_changes_`` tell how the outer
+            loop ended.
         """
         X, y = self._fit_data(X, y)
-        self.kernel_ = self._kernel_object(X)
-        self.shape_fit_ = X.shape
         prob = self._make_problems(X, y)[0]
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", ConvergenceWarning)
@@ -192,21 +161,12 @@ class McODMClassifier(BaseMarginClassifier):
         self.outer_changes_ = changes
         if self.kernel == "linear":
             self.coef_ = self.dual_coef_ @ X
-        self.X_fit_ = X if self.kernel != "precomputed" else None
         return self
-
-    def _scores(self, X):
-        X = self._validate_X_predict(X)
-        if self.kernel == "linear":
-            return X @ self.coef_.T
-        if self.kernel == "precomputed":
-            self._check_gram_columns(X, self.shape_fit_[0])
-        return self._cross(X).T @ self.dual_coef_.T
 
     def decision_function(self, X):
         """Compute the scores ``s_l(x)``, shape (n_samples, n_classes); for two classes,
         scikit-learn's binary convention: ``s_1(x) - s_0(x)`` (positive means ``classes_[1]``)."""
-        S = self._scores(X)
+        S = self._raw_scores(X)
         return S[:, 1] - S[:, 0] if S.shape[1] == 2 else S
 
     def predict(self, X):
@@ -219,13 +179,12 @@ class McODMClassifier(BaseMarginClassifier):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features) or (n_samples, n_samples_fit)
-            Points to classify; ``K(X, X_fit)`` with ``kernel="precomputed"``.
+        <<X:predict_dense>>
 
         Returns
         -------
         y_pred : ndarray of shape (n_samples,)
-            Predicted labels.
+            Predicted labels, ``classes_[argmax_l s_l(x)]``.
         """
-        S = self._scores(X)
+        S = self._raw_scores(X)
         return self.classes_[np.argmax(S, axis=1)]

@@ -6,8 +6,8 @@ import numpy as np
 from refmodels import kernels as _k
 from refmodels.mklm import MKLm
 
-from .. import solve as _solve
 from ._base import _KERNEL_PARAMS, BaseMarginClassifier, _nonnegative, _positive, gamma_value
+from ._docs import shared_doc
 
 
 class _CallableKernel(_k.Kernel):
@@ -29,6 +29,7 @@ class _CallableKernel(_k.Kernel):
         return K
 
 
+@shared_doc
 class MKLmClassifier(BaseMarginClassifier):
     r"""MKLm classifier: multiple kernel learning with the margin band (SPEC §7).
 
@@ -55,8 +56,7 @@ class MKLmClassifier(BaseMarginClassifier):
     C1 : float > 0, default=2.0
         Weight of the margin slacks (the primal carries ``C1 / 2``, as the seed; 2 is
         ``SVC``'s ``C = 1`` per point).
-    C2 : float >= 0, default=0.5
-        Weight of the band slacks (``C2 / 2`` in the primal).
+    <<C2:mkl>>
     eps : float >= 0, default=0.5
         Width of the band above the margin (0 is the ε-MKL, :class:`refmodels.EpsMKL`).
     gamma : {"scale", "auto"} or float > 0, default="scale"
@@ -67,42 +67,17 @@ class MKLmClassifier(BaseMarginClassifier):
         Degree of the named ``"poly"`` base kernels that do not give their own.
     coef0 : float >= 0, default=0.0
         Constant term of the named ``"poly"`` base kernels that do not give their own.
-    tol : float > 0 or None, default=None
-        Stopping tolerance on the MKL duality gap of the reduced gradient (None: the
-        solver's default).
-    max_iter : int >= 1 or None, default=None
-        Outer iterations of the reduced gradient (None: the solver's default).
-    random_state : int >= 0, numpy.random.Generator, RandomState or None, default=None
-        Accepted for scikit-learn's conventions; the solver is deterministic and does not
-        use it.
+    <<tol:mkl max_iter:mkl random_state:unused>>
 
     Attributes
     ----------
-    classes_ : ndarray of shape (n_classes,)
-        The class labels.
+    <<classes_>>
     kernels_ : list of refmodels.kernels.Kernel
         The base kernels as objects, with ``gamma`` resolved.
     mu_ : ndarray of shape (n_problems, n_kernels)
         The learnt kernel weights of each problem (on the simplex).
-    dual_coef_ : ndarray of shape (n_problems, n_samples)
-        Coefficients over the training points:
-        ``f_p(x) = sum_k mu_[p, k] sum_i dual_coef_[p, i] K_k(x_i, x) + intercept_[p]``.
-    intercept_ : ndarray of shape (n_problems,)
-        The intercepts ``b``.
-    n_iter_ : int or ndarray of shape (n_problems,)
-        Outer iterations, one per problem beyond two classes.
-    problems_ : list of refmodels.MKLm
-        The binary problems solved, one per class beyond two (in ``classes_`` order).
-    solutions_ : list of refmodels.Solution
-        The solution of each problem; :meth:`certify` certifies them.
-    shape_fit_ : tuple of int
-        Shape of the training ``X``.
-    X_fit_ : ndarray of shape (n_samples, n_features)
-        The training points.
-    n_features_in_ : int
-        Number of features seen during ``fit``.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
-        Names of the features seen during ``fit``, when ``X`` has string column names.
+    <<dual_coef_:mkl intercept_:b n_iter_:mkl problems_ solutions_ shape_fit_ X_fit_:dense
+      n_features_in_ feature_names_in_>>
 
     See Also
     --------
@@ -114,18 +89,12 @@ class MKLmClassifier(BaseMarginClassifier):
     **Defaults** (issue 14): base kernels ``["linear", "rbf"]`` (``gamma="scale"``) and
     ``C1=2`` (the primal carries ``C1 / 2``, so 2 is ``SVC``'s ``C = 1``); ``C2=0.5``,
     ``eps=0.5`` kept. The former ``C1=1`` scored 0.961, 0.983, 0.953, 0.974 (mean 0.968,
-    1.1 points below SVC). Measured with ``MinMaxScaler`` in a pipeline, 3-fold
-    stratified CV (``python validation/bench_defaults.py``): breast_cancer 0.977, wine
-    0.994, iris 0.953, digits 0.984: mean 0.977 against ``SVC()``'s 0.979 (0.979, 0.989,
-    0.960, 0.987). The problem classes keep the formulation's neutral defaults
-    (refmodels.MKLm defaults to ``C2=eps=1`` and has no default kernels): they state a
-    problem and are not tuned to predict; the estimator's are chosen, by that
-    measurement, to predict well, never per data set.
+    1.1 points below SVC). refmodels.MKLm defaults to ``C2=eps=1`` and has no default
+    kernels.
+    <<defaults breast_cancer=0.977 wine=0.994 iris=0.953 digits=0.984 mean=0.977>>
 
-    Dense input only. More than two classes are handled one-vs-rest, as by ``LinearSVC``:
-    one problem per class, that class +1 against the rest; the prediction is the largest
-    score. ``sample_weight`` and ``class_weight`` are not supported: SPEC's formulations
-    weigh every sample equally.
+    Dense input only.
+    <<ovr>>
 
     References
     ----------
@@ -135,21 +104,15 @@ class MKLmClassifier(BaseMarginClassifier):
     .. [2] Alain Rakotomamonjy, Francis R. Bach, Stéphane Canu and Yves Grandvalet.
        SimpleMKL. Journal of Machine Learning Research, 9:2491–2521, 2008.
 
-    Examples
-    --------
-    >>> from sklearn.datasets import load_breast_cancer
-    >>> from sklearn.pipeline import make_pipeline
-    >>> from sklearn.preprocessing import StandardScaler
-    >>> from fast import MKLmClassifier
-    >>> X, y = load_breast_cancer(return_X_y=True)
-    >>> clf = make_pipeline(StandardScaler(),
-    ...                     MKLmClassifier(kernels=["linear", ("rbf", {"gamma": 0.05})]))
-    >>> clf.fit(X, y).score(X, y) > 0.95
-    True
+    <<Examples: load_breast_cancer 0.95
+      MKLmClassifier(kernels=["linear", ("rbf", {"gamma": 0.05})])>>
     """
 
     _problem_class = MKLm
+    _hyper = ("C1", "C2", "eps")
     _accepts_sparse = False
+    #: not a parameter: no single kernel (dense input, not pairwise, for the shared helpers)
+    kernel = "mkl"
     _parameter_constraints = {
         "kernels": [None, list, tuple],
         "C1": _positive(), "C2": _nonnegative(), "eps": _nonnegative(),
@@ -158,13 +121,14 @@ class MKLmClassifier(BaseMarginClassifier):
 
     def __init__(self, kernels=None, C1=2.0, C2=0.5, eps=0.5, *, gamma="scale", degree=3,
                  coef0=0.0, tol=None, max_iter=None, random_state=None):
-        # kernel="mkl": no single kernel (dense input, not pairwise, for the shared helpers)
-        super().__init__(kernel="mkl", gamma=gamma, degree=degree, coef0=coef0, tol=tol,
-                         max_iter=max_iter, random_state=random_state)
-        self.kernels = kernels
-        self.C1 = C1
-        self.C2 = C2
-        self.eps = eps
+        self._store_params(locals())
+
+    def _fit_kernel(self, X):
+        """Set the base kernels as objects (``kernels_``) on the training data ``X``."""
+        self.kernels_ = self._base_kernels(X)
+
+    def _problem_kernel(self):
+        return {"kernels": self.kernels_}
 
     def _base_kernels(self, X):
         specs = ["linear", "rbf"] if self.kernels is None else list(self.kernels)
@@ -197,29 +161,12 @@ class MKLmClassifier(BaseMarginClassifier):
                                  f"or a callable; got {spec!r}")
         return out
 
-    def _make_problems(self, X, y):
-        return [self._problem_class(X, t, kernels=self.kernels_, C1=self.C1, C2=self.C2,
-                                    eps=self.eps) for t in self._ovr_targets(y)]
-
     def fit(self, X, y):
         """Learn the kernel weights and the classifier: one problem (two classes) or one per
         class (one-vs-rest), on dense ``X`` and the labels ``y``; returns ``self``."""
         X, y = self._fit_data(X, y)
-        self.kernels_ = self._base_kernels(X)
-        self.shape_fit_ = X.shape
-        self.problems_, self.solutions_, mus, coefs, bs, iters = [], [], [], [], [], []
-        for prob in self._make_problems(X, y):
-            sol = _solve(prob, tol=self.tol, max_iter=self.max_iter)
-            self.problems_.append(prob)
-            self.solutions_.append(sol)
-            mus.append(np.asarray(sol.variables["mu"], float))
-            coefs.append(np.asarray(sol.coef, float))
-            bs.append(float(sol.intercept))
-            iters.append(sol.n_iter or 0)
-        self.mu_, self.dual_coef_ = np.vstack(mus), np.vstack(coefs)
-        self.intercept_ = np.asarray(bs)
-        self.n_iter_ = max(iters) if len(iters) == 1 else np.asarray(iters)
-        self.X_fit_ = X
+        self._solve_each(self._make_problems(X, y))
+        self.mu_ = np.vstack([np.asarray(sol.variables["mu"], float) for sol in self.solutions_])
         return self
 
     def decision_function(self, X):
