@@ -35,7 +35,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import kernels as _k
-from ._validation import check_labels
+from ._validation import check_labels, check_X
 
 __all__ = ["from_sklearn", "svc_kernel"]
 
@@ -215,20 +215,6 @@ def _check_fitted(estimator):
                          "(call fit first)") from None
 
 
-def _as_X(X, allow_sparse=True):
-    if sp.issparse(X):
-        if not allow_sparse:
-            return np.asarray(X.toarray(), dtype=np.float64)
-        return sp.csr_matrix(X, dtype=np.float64)
-    try:
-        X = np.asarray(X, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"X must be a numeric 2-D array: {exc}") from None
-    if X.ndim != 2:
-        raise ValueError(f"X must be 2-D (n_samples, n_features); got {X.ndim}-D")
-    return X
-
-
 def _binary_y(estimator, y, m):
     y = check_labels(y, m, "y")
     classes = np.unique(y)
@@ -284,20 +270,18 @@ def svc_kernel(estimator, X):
         raise ValueError("estimator.kernel must be 'linear', 'rbf', 'poly' or 'precomputed'; a "
                          "callable kernel is not mapped: compute its Gram matrix and fit with "
                          "kernel='precomputed'")
-    if kernel == "linear":
-        return _k.Linear()
-    if kernel == "precomputed":
-        return _k.Precomputed()
-    if kernel == "rbf":
-        return _k.RBF(gamma=_resolved_gamma(estimator, X))
+    if kernel not in ("linear", "rbf", "poly", "precomputed"):
+        raise ValueError(f"estimator.kernel must be 'linear', 'rbf', 'poly' or 'precomputed'; "
+                         f"got {kernel!r} (not positive semidefinite: no SPEC problem)")
+    if kernel == "poly" and estimator.coef0 < 0:
+        raise ValueError(f"coef0 must be >= 0 for kernel='poly' (a PSD kernel, as "
+                         f"refmodels.kernels.Polynomial requires); got {estimator.coef0!r}")
+    params = {}
+    if kernel in ("rbf", "poly"):
+        params["gamma"] = _resolved_gamma(estimator, X)
     if kernel == "poly":
-        if estimator.coef0 < 0:
-            raise ValueError(f"coef0 must be >= 0 for kernel='poly' (a PSD kernel, as "
-                             f"refmodels.kernels.Polynomial requires); got {estimator.coef0!r}")
-        return _k.Polynomial(degree=int(estimator.degree), gamma=_resolved_gamma(estimator, X),
-                             coef0=float(estimator.coef0))
-    raise ValueError(f"estimator.kernel must be 'linear', 'rbf', 'poly' or 'precomputed'; "
-                     f"got {kernel!r} (not positive semidefinite: no SPEC problem)")
+        params.update(degree=int(estimator.degree), coef0=float(estimator.coef0))
+    return _k.make_kernel(kernel, **params)
 
 
 def _dense_row(a):
@@ -308,7 +292,7 @@ def _dense_row(a):
 
 def _libsvm_point(estimator, X, y, which):
     """Common part of SVC / NuSVC: checks and the full-length coef."""
-    X = _as_X(X, allow_sparse=True)
+    X = check_X(X, allow_sparse=True)
     y = _binary_y(estimator, y, X.shape[0])
     _check_shape_fit(estimator, X)
     if getattr(estimator, "_impl", which) != which:
@@ -368,7 +352,7 @@ def _libsvm_solution(prob, coef, b):
 def _from_linear_svc(est, X, y):
     from .svm import SVM
 
-    X = _as_X(X, allow_sparse=True)
+    X = check_X(X, allow_sparse=True)
     y = _binary_y(est, y, X.shape[0])
     _check_n_features(est, X)
     if est.penalty != "l2":
@@ -439,7 +423,7 @@ def _from_kernel_ridge(est, X, y):
     from .drr import DRM
 
     beta = _scalar_alpha(est)
-    X = _as_X(X, allow_sparse=True)
+    X = check_X(X, allow_sparse=True)
     m = X.shape[0]
     t = _targets(y, m)
     Xfit = getattr(est, "X_fit_", None)
@@ -479,7 +463,7 @@ def _from_ridge(est, X, y):
         raise ValueError("positive must be False: Ridge(positive=True) is a constrained problem, "
                          "not a DRM")
     beta = _scalar_alpha(est)
-    X = _as_X(X, allow_sparse=True)
+    X = check_X(X, allow_sparse=True)
     m, d = X.shape
     _check_n_features(est, X)
     if d < 2:
@@ -521,7 +505,7 @@ def _from_fast(est, X, y):
 
     name = type(est).__name__
     kernel = est.kernel_
-    X = _as_X(X, allow_sparse=kernel.is_linear)
+    X = check_X(X, allow_sparse=kernel.is_linear)
     y = _binary_y(est, y, X.shape[0])
     Xfit = getattr(est, "X_fit_", None)
     if Xfit is not None:

@@ -171,15 +171,17 @@ class Certificate:
                 a = np.asarray(v, dtype=float)
                 lines.append(f"  {k:<22s} array of {a.size}: min {a.min():.6g}, max "
                              f"{a.max():.6g}, sum {a.sum():.10g}")
-        lines.append(f"  {'residual':<22s} {'absolute':>12s} {'scaled':>12s}")
+        return "\n".join(lines + self.residual_lines())
+
+    def residual_lines(self):
+        """The text lines of the residual table (absolute and scaled, the failing ones
+        flagged), the likely causes and the notes, as :meth:`summary` ends."""
+        lines = [f"  {'residual':<22s} {'absolute':>12s} {'scaled':>12s}"]
         for k, (a, s) in self.residuals.items():
             flag = "" if abs(s) <= self.tol else "   <-- FAILS"
             lines.append(f"  {k:<22s} {a:12.3e} {s:12.3e}{flag}")
-        for k, why in self.explain().items():
-            lines.append(f"  likely cause ({k}): {why}")
-        for n in self.notes:
-            lines.append(f"  note: {n}")
-        return "\n".join(lines)
+        lines += [f"  likely cause ({k}): {why}" for k, why in self.explain().items()]
+        return lines + [f"  note: {n}" for n in self.notes]
 
     __repr__ = __str__
 

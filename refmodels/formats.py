@@ -165,6 +165,16 @@ def _num(value, key, path, kind=float):
         raise ValueError(f"{path}: header {key!r} must be a number; got {value!r}") from None
 
 
+def _value(header, key, path, kind=float, default=None):
+    """The header line ``key``'s first value as ``kind`` (``str``, ``int``, ``float``), or
+    ``default`` when there is no such line."""
+    if key not in header:
+        return default
+    if not header[key]:
+        raise ValueError(f"{path}: header {key!r} has no value")
+    return header[key][0] if kind is str else _num(header[key][0], key, path, kind)
+
+
 def _parse_sv_line(line, path, n):
     parts = line.split()
     if not parts:
@@ -185,52 +195,64 @@ def _read(path, fmt):
         path, _lines(path, fmt))
 
 
-def _read_libsvm(path, lines):
+def _header(path, lines, tool, ends, required):
+    """``(header, k)``: the header lines before line ``k`` (the first whose text is one of
+    ``ends``) as ``{key: [values]}``, with every key of ``required`` present."""
     header, k = {}, 0
-    while k < len(lines) and lines[k].strip() != "SV":
+    while k < len(lines) and lines[k].strip() not in ends:
         parts = lines[k].split()
         if parts:
             header[parts[0]] = parts[1:]
         k += 1
     if k == len(lines):
-        raise ValueError(f"{path} is not a LIBSVM model file (no 'SV' line)")
-    for key in ("svm_type", "kernel_type", "nr_class", "total_sv", "rho"):
+        raise ValueError(f"{path} is not a {tool} model file (no "
+                         f"{' or '.join(repr(e) for e in ends)} line)")
+    for key in required:
         if key not in header:
-            raise ValueError(f"{path}: LIBSVM header {key!r} is missing")
-    svm_type = header["svm_type"][0]
-    if svm_type not in ("c_svc", "nu_svc"):
-        raise ValueError(f"{path}: svm_type must be c_svc or nu_svc (a binary classifier) to map "
-                         f"to SPEC §1; got {svm_type!r}")
-    nr_class = _num(header["nr_class"][0], "nr_class", path, int)
+            raise ValueError(f"{path}: {tool} header {key!r} is missing")
+    return header, k
+
+
+def _binary_labels(header, path, why):
+    """The two labels of a binary model's ``label`` line (``nr_class`` must be 2)."""
+    nr_class = _value(header, "nr_class", path, int)
     if nr_class != 2:
-        raise ValueError(f"{path}: nr_class must be 2 (a binary model; SPEC §1); got {nr_class}")
+        raise ValueError(f"{path}: nr_class must be 2 ({why}); got {nr_class}")
     labels = [_num(v, "label", path) for v in header.get("label", [])]
     if len(labels) != 2:
         raise ValueError(f"{path}: the 'label' line must give the two labels; got {labels}")
+    return labels
+
+
+def _support_vectors(path, lines, total, word):
+    """``(coefficients, [{feature index: value}])`` of the ``total`` non-empty SV lines."""
+    sv_lines = [ln for ln in lines if ln.strip()]
+    if len(sv_lines) != total:
+        raise ValueError(f"{path}: total_sv is {total} but {len(sv_lines)} {word} lines follow")
+    parsed = [_parse_sv_line(ln, path, n) for n, ln in enumerate(sv_lines, 1)]
+    return np.asarray([c for c, _ in parsed], float), [f for _, f in parsed]
+
+
+def _read_libsvm(path, lines):
+    header, k = _header(path, lines, "LIBSVM", ("SV",),
+                        ("svm_type", "kernel_type", "nr_class", "total_sv", "rho"))
+    svm_type = _value(header, "svm_type", path, str)
+    if svm_type not in ("c_svc", "nu_svc"):
+        raise ValueError(f"{path}: svm_type must be c_svc or nu_svc (a binary classifier) to map "
+                         f"to SPEC §1; got {svm_type!r}")
+    labels = _binary_labels(header, path, "a binary model; SPEC §1")
     rho = header["rho"]
     if len(rho) != 1:
         raise ValueError(f"{path}: rho must be one number for a binary model; got {rho}")
-    total = _num(header["total_sv"][0], "total_sv", path, int)
-    sv_lines = [ln for ln in lines[k + 1:] if ln.strip()]
-    if len(sv_lines) != total:
-        raise ValueError(f"{path}: total_sv is {total} but {len(sv_lines)} SV lines follow")
-    coefs, svs = [], []
-    for n, ln in enumerate(sv_lines, 1):
-        c, f = _parse_sv_line(ln, path, n)
-        coefs.append(c)
-        svs.append(f)
-    kname = header["kernel_type"][0]
+    total = _value(header, "total_sv", path, int)
+    sv_coef, svs = _support_vectors(path, lines[k + 1:], total, "SV")
+    kname = _value(header, "kernel_type", path, str)
     if kname not in _LIBSVM_KERNELS:
         raise ValueError(f"{path}: kernel_type must be one of {_LIBSVM_KERNELS}; got {kname!r}")
-    gamma = _num(header["gamma"][0], "gamma", path) if "gamma" in header else None
-    degree = _num(header["degree"][0], "degree", path, int) if "degree" in header else None
-    coef0 = _num(header["coef0"][0], "coef0", path) if "coef0" in header else None
-    kernel = _kernel(kname, gamma, degree, coef0, path)
-    sv_coef = np.asarray(coefs, float)
     info = {"format": "libsvm", "family": "SVM", "fit_intercept": True, "bias": None,
-            "kernel": kernel, "kernel_name": kname, "labels": labels, "svm_type": svm_type,
-            "rho": _num(rho[0], "rho", path), "n_sv": total, "header": header,
-            "sv_coef": sv_coef, "sv": svs}
+            "kernel": _kernel(kname, header, path), "kernel_name": kname, "labels": labels,
+            "svm_type": svm_type, "rho": _num(rho[0], "rho", path), "n_sv": total,
+            "header": header, "sv_coef": sv_coef, "sv": svs}
     if svm_type == "nu_svc":
         C = float(np.max(np.abs(sv_coef))) if total else 0.0
         if not C > 0:
@@ -240,8 +262,12 @@ def _read_libsvm(path, lines):
     return info
 
 
-def _kernel(kname, gamma, degree, coef0, path):
-    """refmodels kernel of a LIBSVM/LIBODM kernel name, or a ValueError for a non-PSD one."""
+def _kernel(kname, header, path):
+    """refmodels kernel of a LIBSVM/LIBODM kernel name and the header's ``gamma``, ``degree``
+    and ``coef0``, or a ValueError for a non-PSD one."""
+    gamma = _value(header, "gamma", path)
+    degree = _value(header, "degree", path, int)
+    coef0 = _value(header, "coef0", path)
     if kname == "linear":
         return _k.Linear()
     if kname == "precomputed":
@@ -257,29 +283,15 @@ def _kernel(kname, gamma, degree, coef0, path):
 
 
 def _read_liblinear(path, lines):
-    header, k = {}, 0
-    while k < len(lines) and lines[k].strip() != "w":
-        parts = lines[k].split()
-        if parts:
-            header[parts[0]] = parts[1:]
-        k += 1
-    if k == len(lines):
-        raise ValueError(f"{path} is not a LIBLINEAR model file (no 'w' line)")
-    for key in ("solver_type", "nr_class", "nr_feature", "bias"):
-        if key not in header:
-            raise ValueError(f"{path}: LIBLINEAR header {key!r} is missing")
-    solver = header["solver_type"][0]
+    header, k = _header(path, lines, "LIBLINEAR", ("w",),
+                        ("solver_type", "nr_class", "nr_feature", "bias"))
+    solver = _value(header, "solver_type", path, str)
     if solver != _LIBLINEAR_SVM:
         raise ValueError(f"{path}: solver_type must be {_LIBLINEAR_SVM} (-s 3, the hinge-loss "
                          f"SVM of SPEC §1); got {solver!r}, which is no SPEC family")
-    nr_class = _num(header["nr_class"][0], "nr_class", path, int)
-    if nr_class != 2:
-        raise ValueError(f"{path}: nr_class must be 2 (a binary model); got {nr_class}")
-    labels = [_num(v, "label", path) for v in header.get("label", [])]
-    if len(labels) != 2:
-        raise ValueError(f"{path}: the 'label' line must give the two labels; got {labels}")
-    d = _num(header["nr_feature"][0], "nr_feature", path, int)
-    bias = _num(header["bias"][0], "bias", path)
+    labels = _binary_labels(header, path, "a binary model")
+    d = _value(header, "nr_feature", path, int)
+    bias = _value(header, "bias", path)
     n_w = d + (1 if bias >= 0 else 0)
     vals = [ln.split() for ln in lines[k + 1:] if ln.strip()]
     if len(vals) != n_w or any(len(v) != 1 for v in vals):
@@ -292,32 +304,20 @@ def _read_liblinear(path, lines):
 
 
 def _read_libodm(path, lines):
-    header, k = {}, 0
-    while k < len(lines) and lines[k].strip() not in ("w", "sv"):
-        parts = lines[k].split()
-        if parts:
-            header[parts[0]] = parts[1:]
-        k += 1
-    if k == len(lines):
-        raise ValueError(f"{path} is not a LIBODM model file (no 'w' or 'sv' line)")
-    for key in ("instance", "feature", "bias", "kernel"):
-        if key not in header:
-            raise ValueError(f"{path}: LIBODM header {key!r} is missing")
-    kid = _num(header["kernel"][0], "kernel", path, int)
+    header, k = _header(path, lines, "LIBODM", ("w", "sv"),
+                        ("instance", "feature", "bias", "kernel"))
+    kid = _value(header, "kernel", path, int)
     if not 0 <= kid < len(_LIBODM_KERNELS):
         raise ValueError(f"{path}: kernel must be 0..3; got {kid}")
     kname = _LIBODM_KERNELS[kid]
-    gamma = _num(header["gamma"][0], "gamma", path) if "gamma" in header else None
-    degree = _num(header["degree"][0], "degree", path, int) if "degree" in header else None
-    coef0 = _num(header["coef0"][0], "coef0", path) if "coef0" in header else None
-    kernel = _kernel(kname, gamma, degree, coef0, path)
-    m = _num(header["instance"][0], "instance", path, int)
-    d = _num(header["feature"][0], "feature", path, int)
-    bias = _num(header["bias"][0], "bias", path, int)
+    kernel = _kernel(kname, header, path)
+    m = _value(header, "instance", path, int)
+    d = _value(header, "feature", path, int)
+    bias = _value(header, "bias", path, int)
     info = {"format": "libodm", "family": "ODM", "fit_intercept": False,
             "bias": 1.0 if bias == 1 else None, "kernel": kernel, "kernel_name": kname,
             "labels": [-1.0, 1.0], "m": m, "n_features": d, "header": header,
-            "solver": _num(header.get("solver", ["0"])[0], "solver", path, int)}
+            "solver": _value(header, "solver", path, int, 0)}
     rest = lines[k + 1:]
     if lines[k].strip() == "w":
         toks = " ".join(rest).split()
@@ -325,16 +325,9 @@ def _read_libodm(path, lines):
             raise ValueError(f"{path}: expected {d} weights after 'w'; got {len(toks)}")
         info["w_raw"] = np.asarray([_num(t, "w", path) for t in toks], float)
     else:
-        total = _num(header.get("total_sv", ["-1"])[0], "total_sv", path, int)
-        sv_lines = [ln for ln in rest if ln.strip()]
-        if len(sv_lines) != total:
-            raise ValueError(f"{path}: total_sv is {total} but {len(sv_lines)} sv lines follow")
-        coefs, svs = [], []
-        for n, ln in enumerate(sv_lines, 1):
-            c, f = _parse_sv_line(ln, path, n)
-            coefs.append(c)
-            svs.append(f)
-        info.update(n_sv=total, sv_coef=np.asarray(coefs, float), sv=svs)
+        total = _value(header, "total_sv", path, int, -1)
+        sv_coef, svs = _support_vectors(path, rest, total, "sv")
+        info.update(n_sv=total, sv_coef=sv_coef, sv=svs)
     return info
 
 

@@ -92,6 +92,18 @@ def _psd_or_raise(G, name):
                          f"has smallest eigenvalue {lam_min:.3g}")
 
 
+def _run_with_fallback(build, solver, verbose, opts):
+    """``(problem, handle, seconds)``: ``build(True)`` (the better-conditioned form with an
+    extra variable) solved by CVXPY, or ``build(False)`` when that raises ``SolverError``;
+    ``build`` returns ``(problem, handle)``."""
+    try:
+        problem, handle = build(True)
+        return problem, handle, run_cvxpy(problem, solver, verbose, **opts)
+    except SolverError:
+        problem, handle = build(False)
+        return problem, handle, run_cvxpy(problem, solver, verbose, **opts)
+
+
 class MKLm(BinaryProblem):
     """MKLm: multiple kernel learning with the SVMm band (SPEC §7, seed 003 eq. 22).
 
@@ -288,12 +300,7 @@ class MKLm(BinaryProblem):
                          + self.C1 / 2 * cp.sum(xi) + self.C2 / 2 * cp.sum(eta))
             return cp.Problem(cp.Minimize(objective), cons), mu
 
-        try:
-            problem, mu = build(True)
-            t = run_cvxpy(problem, solver, verbose, **opts)
-        except SolverError:
-            problem, mu = build(False)
-            t = run_cvxpy(problem, solver, verbose, **opts)
+        problem, mu, t = _run_with_fallback(build, solver, verbose, opts)
         # the solver's optimal value (CVXPY re-evaluates quad_over_lin(w, 0) as inf at mu_k = 0)
         value = float(problem.solution.opt_val)
         return self._polished(self._check_mu(mu.value, solver), value, solver, "primal", t,
@@ -327,12 +334,7 @@ class MKLm(BinaryProblem):
         # v as its own variable (v = Y(alpha - beta)) first: with eps = 0 only alpha - beta is
         # determined, and Clarabel often stalls ('optimal_inaccurate') when v is substituted;
         # the substituted form is the fallback.
-        try:
-            problem, quad_cons = build(True)
-            el = run_cvxpy(problem, solver, verbose, **opts)
-        except SolverError:
-            problem, quad_cons = build(False)
-            el = run_cvxpy(problem, solver, verbose, **opts)
+        problem, quad_cons, el = _run_with_fallback(build, solver, verbose, opts)
         mu = np.array([float(np.sum(c.dual_value)) for c in quad_cons])
         return self._polished(self._check_mu(mu, solver), float(problem.value), solver, "dual",
                               el, verbose, opts, gap_tol, max_outer)

@@ -120,7 +120,9 @@ class _MarginDistributionProblem(BinaryProblem):
     Subclasses set, in ``__init__``: ``_upper`` (box of the multipliers, = weight of
     ``sum xi``), ``_A_coef`` (``A = _A_coef * P``, also the weight of ``w^T F^T P F w``
     in the stationarity condition) and ``_mean_coef`` (``v = _mean_coef * e + mult``),
-    and the class attribute ``dual_names = (name of the multiplier,)``.
+    and the class attribute ``dual_names = (name of the multiplier,)``; they state their
+    paper's objective in ``_primal_objective`` (the constraints are common) and its dual in
+    ``_solve_dual``.
     """
 
     # ---- helpers over the feature map (O(m r^2) at most) ---------------------------
@@ -184,6 +186,20 @@ class _MarginDistributionProblem(BinaryProblem):
         grad_w L = w + _A_coef F^T P F w - _mean_coef F^T y - F^T Y mult  (= 0 at the optimum).
         """
         return w + self._A_coef * self._FtPF_w(w) - self._mean_coef * self._Fty()
+
+    def _solve_primal(self, solver, verbose, opts):
+        """The family's primal (objective :meth:`_primal_objective`) over ``w`` in feature
+        space, under ``y_i w^T phi(x_i) >= 1 - xi_i``, ``xi >= 0``; the dual variable is the
+        multiplier of the margin constraints."""
+        import cvxpy as cp
+
+        w, xi = cp.Variable(self.F.shape[1]), cp.Variable(self.m)
+        gamma = cp.multiply(self.y, self.F @ w)                # margins
+        constraints = [gamma >= 1 - xi, xi >= 0]
+        problem = cp.Problem(cp.Minimize(self._primal_objective(w, xi, gamma)), constraints)
+        t = run_cvxpy(problem, solver, verbose, **opts)
+        mult = np.asarray(constraints[0].dual_value, float)   # multipliers of the margins
+        return self._finish(mult, w.value, solver, "primal", t, problem.value)
 
     def _finish(self, mult, w_cvxpy, solver, form, elapsed, cvxpy_value):
         """The Solution from CVXPY's multipliers, polished (:meth:`polish_dual`).
@@ -350,22 +366,16 @@ class ODML(_MarginDistributionProblem):
         self._mean_coef = self.mu2 / self.m
 
     # ---- the formulation, as in SPEC §2 ------------------------------------------------
-    def _solve_primal(self, solver, verbose, opts):
-        """Seed 002 eq. 4 over ``w`` in feature space; ``alpha`` = multipliers of the margins."""
+    def _primal_objective(self, w, xi, gamma):
+        """Seed 002 eq. 4 (CVXPY; ``gamma`` the margins); ``alpha`` = multipliers of the
+        margins (:meth:`_solve_primal`)."""
         import cvxpy as cp
 
-        F, y, m = self.F, self.y, self.m
-        w, xi = cp.Variable(F.shape[1]), cp.Variable(m)
-        gamma = cp.multiply(y, F @ w)                          # margins
+        m = self.m
         gamma_m = cp.sum(gamma) / m                            # margin mean
         gamma_v = cp.sum_squares(gamma - gamma_m) / m          # margin variance
-        objective = (0.5 * cp.sum_squares(w) + self.mu1 * gamma_v - self.mu2 * gamma_m
-                     + self.lam / m * cp.sum(xi))
-        constraints = [gamma >= 1 - xi, xi >= 0]
-        problem = cp.Problem(cp.Minimize(objective), constraints)
-        t = run_cvxpy(problem, solver, verbose, **opts)
-        alpha = np.asarray(constraints[0].dual_value, float)     # multipliers of the margins
-        return self._finish(alpha, w.value, solver, "primal", t, problem.value)
+        return (0.5 * cp.sum_squares(w) + self.mu1 * gamma_v - self.mu2 * gamma_m
+                + self.lam / m * cp.sum(xi))
 
     def _solve_dual(self, solver, verbose, opts):
         """``min 1/2 v^T H v - e^T alpha``, ``v = (mu2/m) e + alpha``, ``0 <= alpha <= lam/m``.
@@ -447,22 +457,16 @@ class LDM(_MarginDistributionProblem):
         self._A_coef = 4.0 * self.lam1 / self.m          # A_L = (4 lam1/m) P
         self._mean_coef = self.lam2 / self.m
 
-    def _solve_primal(self, solver, verbose, opts):
-        """Seed 001 eq. 5 over ``w`` in feature space; ``beta`` = multipliers of the margins."""
+    def _primal_objective(self, w, xi, gamma):
+        """Seed 001 eq. 5 (CVXPY; ``gamma`` the margins); ``beta`` = multipliers of the
+        margins (:meth:`_solve_primal`)."""
         import cvxpy as cp
 
-        F, y, m = self.F, self.y, self.m
-        w, xi = cp.Variable(F.shape[1]), cp.Variable(m)
-        gamma = cp.multiply(y, F @ w)
+        m = self.m
         gamma_bar = cp.sum(gamma) / m                                  # eq. 3
         gamma_hat = 2.0 * cp.sum_squares(gamma - gamma_bar) / m        # eq. 4 (pairwise form)
-        objective = (0.5 * cp.sum_squares(w) + self.lam1 * gamma_hat - self.lam2 * gamma_bar
-                     + self.C * cp.sum(xi))
-        constraints = [gamma >= 1 - xi, xi >= 0]
-        problem = cp.Problem(cp.Minimize(objective), constraints)
-        t = run_cvxpy(problem, solver, verbose, **opts)
-        beta = np.asarray(constraints[0].dual_value, float)      # multipliers of the margins
-        return self._finish(beta, w.value, solver, "primal", t, problem.value)
+        return (0.5 * cp.sum_squares(w) + self.lam1 * gamma_hat - self.lam2 * gamma_bar
+                + self.C * cp.sum(xi))
 
     def _solve_dual(self, solver, verbose, opts):
         """Seed 001 eq. 12 with ``H`` by Woodbury and the constant kept."""

@@ -111,30 +111,39 @@ def files(tmp_path_factory):
 SVM = ["certify", "--family", "SVM", "--data", "{d}/bin.csv"]
 SOL = ["--solution", "{d}/good.json"]
 
+
+def _data(name):
+    """SVM on the data file ``name``, with a good solution."""
+    return ["certify", "--family", "SVM", "--data", "{d}/" + name, *SOL]
+
+
+def _solution(name):
+    """SVM on good data, with the solution file ``name``."""
+    return [*SVM, "--solution", "{d}/" + name]
+
+
 CASES = {
     # --- data files
-    "data missing": ["certify", "--family", "SVM", "--data", "{d}/nope.csv", *SOL],
-    "data is a directory": ["certify", "--family", "SVM", "--data", "{d}/a_directory", *SOL],
-    "data empty": ["certify", "--family", "SVM", "--data", "{d}/empty.csv", *SOL],
-    "data header only": ["certify", "--family", "SVM", "--data", "{d}/header_only.csv", *SOL],
-    "data ragged rows": ["certify", "--family", "SVM", "--data", "{d}/ragged.csv", *SOL],
-    "data text feature": ["certify", "--family", "SVM", "--data", "{d}/text_feature.csv", *SOL],
-    "data NaN feature": ["certify", "--family", "SVM", "--data", "{d}/nan_feature.csv", *SOL],
-    "data inf feature": ["certify", "--family", "SVM", "--data", "{d}/inf_feature.csv", *SOL],
-    "data complex feature": ["certify", "--family", "SVM", "--data", "{d}/complex_feature.csv",
-                             *SOL],
-    "label inf": ["certify", "--family", "SVM", "--data", "{d}/label_inf.csv", *SOL],
-    "label NaN": ["certify", "--family", "SVM", "--data", "{d}/label_nan.csv", *SOL],
-    "label -Infinity": ["certify", "--family", "SVM", "--data", "{d}/label_neginf.csv", *SOL],
-    "label empty": ["certify", "--family", "SVM", "--data", "{d}/label_empty.csv", *SOL],
-    "label complex": ["certify", "--family", "SVM", "--data", "{d}/label_complex.csv", *SOL],
-    "data one column": ["certify", "--family", "SVM", "--data", "{d}/one_column.csv", *SOL],
-    "data one class": ["certify", "--family", "SVM", "--data", "{d}/one_class.csv", *SOL],
-    "data three classes for SVM": ["certify", "--family", "SVM", "--data",
-                                   "{d}/three_classes.csv", *SOL],
-    "data not UTF-8": ["certify", "--family", "SVM", "--data", "{d}/notutf8.csv", *SOL],
-    "svmlight malformed": ["certify", "--family", "SVM", "--data", "{d}/bad.svm", *SOL],
-    "svmlight NaN": ["certify", "--family", "SVM", "--data", "{d}/nan.svm", *SOL],
+    "data missing": _data("nope.csv"),
+    "data is a directory": _data("a_directory"),
+    "data empty": _data("empty.csv"),
+    "data header only": _data("header_only.csv"),
+    "data ragged rows": _data("ragged.csv"),
+    "data text feature": _data("text_feature.csv"),
+    "data NaN feature": _data("nan_feature.csv"),
+    "data inf feature": _data("inf_feature.csv"),
+    "data complex feature": _data("complex_feature.csv"),
+    "label inf": _data("label_inf.csv"),
+    "label NaN": _data("label_nan.csv"),
+    "label -Infinity": _data("label_neginf.csv"),
+    "label empty": _data("label_empty.csv"),
+    "label complex": _data("label_complex.csv"),
+    "data one column": _data("one_column.csv"),
+    "data one class": _data("one_class.csv"),
+    "data three classes for SVM": _data("three_classes.csv"),
+    "data not UTF-8": _data("notutf8.csv"),
+    "svmlight malformed": _data("bad.svm"),
+    "svmlight NaN": _data("nan.svm"),
     # --- family and parameters
     "family unknown": ["certify", "--family", "SVR", "--data", "{d}/bin.csv", *SOL],
     "family empty": ["certify", "--family", "", "--data", "{d}/bin.csv", *SOL],
@@ -212,33 +221,33 @@ CASES = {
     "tol zero": [*SVM, "--tol", "0", *SOL],
     "tol text": [*SVM, "--tol", "tiny", *SOL],
     # --- solution files
-    "solution missing": [*SVM, "--solution", "{d}/nope.json"],
-    "solution missing npz": [*SVM, "--solution", "{d}/nope.npz"],
-    "solution wrong extension": [*SVM, "--solution", "{d}/notes.txt"],
+    "solution missing": _solution("nope.json"),
+    "solution missing npz": _solution("nope.npz"),
+    "solution wrong extension": _solution("notes.txt"),
     "solution is a directory": [*SVM, "--solution", "{d}/a_directory", "--solution-format",
                                 "json"],
-    "solution invalid JSON": [*SVM, "--solution", "{d}/bad_json.json"],
-    "solution JSON list": [*SVM, "--solution", "{d}/list.json"],
-    "coef wrong length": [*SVM, "--solution", "{d}/short.json"],
-    "coef a dict": [*SVM, "--solution", "{d}/dict_coef.json"],
-    "coef strings": [*SVM, "--solution", "{d}/str_coef.json"],
-    "coef nulls": [*SVM, "--solution", "{d}/null_coef.json"],
-    "coef ragged": [*SVM, "--solution", "{d}/ragged_coef.json"],
-    "coef NaN": [*SVM, "--solution", "{d}/nan_coef.json"],
-    "coef Infinity": [*SVM, "--solution", "{d}/inf_coef.json"],
-    "coef overflowing": [*SVM, "--solution", "{d}/huge_coef.json"],
-    "coef booleans": [*SVM, "--solution", "{d}/bool_coef.json"],
-    "coef a scalar": [*SVM, "--solution", "{d}/scalar_coef.json"],
-    "coef a string": [*SVM, "--solution", "{d}/str_scalar_coef.json"],
-    "solution empty object": [*SVM, "--solution", "{d}/empty_obj.json"],
-    "solution unknown key": [*SVM, "--solution", "{d}/unknown_key.json"],
+    "solution invalid JSON": _solution("bad_json.json"),
+    "solution JSON list": _solution("list.json"),
+    "coef wrong length": _solution("short.json"),
+    "coef a dict": _solution("dict_coef.json"),
+    "coef strings": _solution("str_coef.json"),
+    "coef nulls": _solution("null_coef.json"),
+    "coef ragged": _solution("ragged_coef.json"),
+    "coef NaN": _solution("nan_coef.json"),
+    "coef Infinity": _solution("inf_coef.json"),
+    "coef overflowing": _solution("huge_coef.json"),
+    "coef booleans": _solution("bool_coef.json"),
+    "coef a scalar": _solution("scalar_coef.json"),
+    "coef a string": _solution("str_scalar_coef.json"),
+    "solution empty object": _solution("empty_obj.json"),
+    "solution unknown key": _solution("unknown_key.json"),
     "intercept empty": [*SVM, "--param", "fit_intercept=true", "--solution",
                         "{d}/empty_intercept.json"],
     "intercept two values": [*SVM, "--param", "fit_intercept=true", "--solution",
                              "{d}/two_intercepts.json"],
     "intercept a string": [*SVM, "--param", "fit_intercept=true", "--solution",
                            "{d}/str_intercept.json"],
-    "intercept without fit_intercept": [*SVM, "--solution", "{d}/with_intercept.json"],
+    "intercept without fit_intercept": _solution("with_intercept.json"),
     "intercept for ODM": ["certify", "--family", "ODM", "--data", "{d}/bin.csv", "--solution",
                           "{d}/with_intercept.json"],
     "intercept for DRM": ["certify", "--family", "DRM", "--data", "{d}/multi.csv", "--param",
@@ -247,14 +256,14 @@ CASES = {
     "b and intercept": [*SVM, "--param", "fit_intercept=1", "--solution",
                         "{d}/b_and_intercept.json"],
     "w with rbf kernel": [*SVM, "--kernel", "rbf", "--solution", "{d}/w.json"],
-    "w two-dimensional": [*SVM, "--solution", "{d}/w_2d.json"],
-    "dual wrong length": [*SVM, "--solution", "{d}/short_alpha.json"],
-    "nested dual unknown name": [*SVM, "--solution", "{d}/nested_dual_extra.json"],
-    "nested dual a list": [*SVM, "--solution", "{d}/nested_dual_list.json"],
-    "npz complex": [*SVM, "--solution", "{d}/complex.npz"],
-    "npz strings": [*SVM, "--solution", "{d}/strings.npz"],
-    "npz object array": [*SVM, "--solution", "{d}/object.npz"],
-    "npz not a zip": [*SVM, "--solution", "{d}/garbage.npz"],
+    "w two-dimensional": _solution("w_2d.json"),
+    "dual wrong length": _solution("short_alpha.json"),
+    "nested dual unknown name": _solution("nested_dual_extra.json"),
+    "nested dual a list": _solution("nested_dual_list.json"),
+    "npz complex": _solution("complex.npz"),
+    "npz strings": _solution("strings.npz"),
+    "npz object array": _solution("object.npz"),
+    "npz not a zip": _solution("garbage.npz"),
     "npy instead of npz": [*SVM, "--solution", "{d}/array.npy", "--solution-format", "npz"],
     "solution format unknown": [*SVM, *SOL, "--solution-format", "pickle"],
     "McODM coef one-dimensional": ["certify", "--family", "McODM", "--data", "{d}/multi.csv",
@@ -328,8 +337,10 @@ def test_malformed_input_messages(name, needle, files, capsys):
 
 
 def test_solution_format_without_the_reader(files, capsys, monkeypatch):
-    monkeypatch.setitem(sys.modules, "refmodels.formats", None)     # as if absent
+    # the attribute first: looking it up imports the module (refmodels' lazy __getattr__),
+    # which must not find the None below
     monkeypatch.delattr(refmodels, "formats", raising=False)
+    monkeypatch.setitem(sys.modules, "refmodels.formats", None)     # as if absent
     code, _, err = run_main(_expand([*SVM, "--solution", "{d}/model.txt",
                                      "--solution-format", "libsvm"], files), capsys)
     assert code == 2 and "Traceback" not in err

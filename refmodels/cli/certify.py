@@ -93,27 +93,26 @@ def _parse_params(family, cls, items):
     return hyper
 
 
+def _positive_arg(text, expected="a finite number > 0"):
+    """``float(text)``, which must be finite and > 0 (argparse ``type``)."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be {expected}; got {text!r}") from None
+    if not (math.isfinite(v) and v > 0):
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0; got {text!r}")
+    return v
+
+
 def _gamma_arg(text):
     low = text.strip().lower()
     if low in ("scale", "auto"):
         return low
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number > 0, 'scale' or 'auto'; got {text!r}")
-    if not (math.isfinite(v) and v > 0):
-        raise argparse.ArgumentTypeError(f"must be a finite number > 0; got {text!r}")
-    return v
+    return _positive_arg(text, "a number > 0, 'scale' or 'auto'")
 
 
 def _tol_arg(text):
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a finite number > 0; got {text!r}")
-    if not (math.isfinite(v) and v > 0):
-        raise argparse.ArgumentTypeError(f"must be a finite number > 0; got {text!r}")
-    return v
+    return _positive_arg(text)
 
 
 # ---- kernels -------------------------------------------------------------------------
@@ -238,14 +237,7 @@ def _certificate_text(cert, problem, ref_info, verbose):
         lines.append(f"  reference {ref_info} (judged without the objective gap)")
     else:
         lines.append(f"  reference optimum:     {ref_info}")
-    lines.append(f"  {'residual':<22s} {'absolute':>12s} {'scaled':>12s}")
-    for k, (a, s) in cert.residuals.items():
-        flag = "" if abs(s) <= cert.tol else "   <-- FAILS"
-        lines.append(f"  {k:<22s} {a:12.3e} {s:12.3e}{flag}")
-    for k, why in cert.explain().items():
-        lines.append(f"  likely cause ({k}): {why}")
-    for n in cert.notes:
-        lines.append(f"  note: {n}")
+    lines += cert.residual_lines()
     if verbose and getattr(cert, "dual", None):
         for k, v in cert.dual.items():
             lines.append(f"  dual {k}: {_fmt_value(v, True)}")

@@ -423,6 +423,14 @@ def _cert_residual(cert):
     return max(abs(s) for _, s in cert.residuals.values())
 
 
+def _certificate_check(prob, what, **point):
+    """The check that ``prob``'s KKT certificate of ``prob.solution_from(**point)`` holds
+    (its largest scaled residual is 0 to 1e-6); ``what`` names the point."""
+    cert = prob.certify(prob.solution_from(**point))
+    return Check(f"KKT certificate of {what}: largest scaled residual", _cert_residual(cert),
+                 0.0, 1e-6)
+
+
 def _box_cd(Qm, lin, upper, x0=None, epochs=400, const=None):
     """Dual coordinate descent on ``1/2 x^T Qm x + lin^T x``, ``0 <= x <= upper`` with the
     closed-form step of seed 002 Alg. 1: ``x_i <- clip(x_i - g_i / Qm_ii, 0, upper_i)``."""
