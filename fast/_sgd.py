@@ -29,8 +29,9 @@
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 from numba import njit
+
+from ._common import row_arrays, row_sqnorms
 
 
 class LinearData:
@@ -38,22 +39,8 @@ class LinearData:
 
     def __init__(self, X, y):
         self.y = np.ascontiguousarray(y, dtype=np.float64)
-        if sp.issparse(X):
-            X = sp.csr_matrix(X, dtype=np.float64)
-            X.sort_indices()
-            self.mode = 1
-            self.X = X
-            self.Xd = np.zeros((1, 1))
-            self.indptr = X.indptr.astype(np.int64)
-            self.indices = X.indices.astype(np.int64)
-            self.data = X.data.astype(np.float64)
-            self.sqnorms = np.asarray(X.multiply(X).sum(axis=1)).ravel()
-        else:
-            self.mode = 0
-            self.X = self.Xd = np.ascontiguousarray(X, dtype=np.float64)
-            self.indptr = self.indices = np.zeros(1, dtype=np.int64)
-            self.data = np.zeros(1)
-            self.sqnorms = np.einsum("ij,ij->i", self.Xd, self.Xd)
+        self.mode, self.X, self.Xd, self.indptr, self.indices, self.data = row_arrays(X)
+        self.sqnorms = row_sqnorms(self.X)
         self.m, self.d = X.shape
 
     def args(self):
@@ -110,8 +97,10 @@ def _draw_pairs(m, n, seed, out):
         out[t, 1] = j
 
 
-@njit(cache=True)
-def _dot(mode, i, Xd, indptr, indices, data, w):
+@njit(cache=True, inline="always")
+def row_dot(mode, i, Xd, indptr, indices, data, w):
+    """``x_i^T w`` for row ``i`` of dense (mode 0) or CSR (mode 1) rows (the one row product
+    of the linear solvers: SGD, TRON, the DCD's linear path)."""
     acc = 0.0
     if mode == 0:
         for t in range(Xd.shape[1]):
@@ -122,9 +111,9 @@ def _dot(mode, i, Xd, indptr, indices, data, w):
     return acc
 
 
-@njit(cache=True)
-def _axpy(mode, i, c, Xd, indptr, indices, data, out):
-    """``out += c x_i``."""
+@njit(cache=True, inline="always")
+def row_axpy(mode, i, c, Xd, indptr, indices, data, out):
+    """``out += c x_i`` for row ``i`` of dense (mode 0) or CSR (mode 1) rows."""
     if mode == 0:
         for t in range(Xd.shape[1]):
             out[t] += c * Xd[i, t]
@@ -150,11 +139,11 @@ def _odm_full_grad(mode, Xd, indptr, indices, data, y, w, kappa, mu, theta, coef
     for t in range(w.shape[0]):
         grad[t] = w[t]
     for i in range(m):
-        gi = y[i] * _dot(mode, i, Xd, indptr, indices, data, w)
+        gi = y[i] * row_dot(mode, i, Xd, indptr, indices, data, w)
         c = _odm_loss_deriv(gi, kappa, mu, theta)
         coefs[i] = c
         if c != 0.0:
-            _axpy(mode, i, c * y[i] / m, Xd, indptr, indices, data, grad)
+            row_axpy(mode, i, c * y[i] / m, Xd, indptr, indices, data, grad)
     nrm = 0.0
     for t in range(w.shape[0]):
         nrm += grad[t] * grad[t]
@@ -180,13 +169,13 @@ def _svrg_loop(mode, Xd, indptr, indices, data, y, w, kappa, mu, theta, step, to
         t_snap = np.random.randint(0, m) if random_snapshot else m - 1
         for it in range(m):
             i = np.random.randint(0, m)
-            gi = y[i] * _dot(mode, i, Xd, indptr, indices, data, w)
+            gi = y[i] * row_dot(mode, i, Xd, indptr, indices, data, w)
             dc = _odm_loss_deriv(gi, kappa, mu, theta) - coefs_bar[i]
             # w <- w - step (w - wbar + mu_bar + dc y_i x_i)
             for t in range(d):
                 w[t] -= step * (w[t] - wbar[t] + mu_bar[t])
             if dc != 0.0:
-                _axpy(mode, i, -step * dc * y[i], Xd, indptr, indices, data, w)
+                row_axpy(mode, i, -step * dc * y[i], Xd, indptr, indices, data, w)
             if it == t_snap:
                 for t in range(d):
                     wsnap[t] = w[t]
@@ -209,7 +198,7 @@ def _odml_subgrad(mode, Xd, indptr, indices, data, y, w, lam, mu1, mu2, grad):
     d = w.shape[0]
     f = np.empty(m)
     for i in range(m):
-        f[i] = _dot(mode, i, Xd, indptr, indices, data, w)
+        f[i] = row_dot(mode, i, Xd, indptr, indices, data, w)
     gm = 0.0
     for i in range(m):
         gm += y[i] * f[i]
@@ -222,7 +211,7 @@ def _odml_subgrad(mode, Xd, indptr, indices, data, y, w, lam, mu1, mu2, grad):
         if y[i] * f[i] < 1.0:
             c -= lam / m * y[i]
         if c != 0.0:
-            _axpy(mode, i, c, Xd, indptr, indices, data, grad)
+            row_axpy(mode, i, c, Xd, indptr, indices, data, grad)
     nrm = 0.0
     for t in range(d):
         nrm += grad[t] * grad[t]
@@ -242,8 +231,8 @@ def _asgd_loop(mode, Xd, indptr, indices, data, y, w, wbar, lam, mu1, mu2, eta0,
     while gnorm > tol and epoch < max_iter:
         for _ in range(m):
             i, j = _draw_pair(m)
-            fi = _dot(mode, i, Xd, indptr, indices, data, w)
-            fj = _dot(mode, j, Xd, indptr, indices, data, w)
+            fi = row_dot(mode, i, Xd, indptr, indices, data, w)
+            fj = row_dot(mode, j, Xd, indptr, indices, data, w)
             eta = eta0 * (1.0 + eta0 * t) ** (-0.75)
             # grad = w + 2 mu1 x_i (x_i^T w) - 2 mu1 y_i y_j x_i (x_j^T w) - mu2 y_i x_i
             #        - lam y_i x_i 1{y_i x_i^T w < 1}              (seed 001 eq. 15)
@@ -253,7 +242,7 @@ def _asgd_loop(mode, Xd, indptr, indices, data, y, w, wbar, lam, mu1, mu2, eta0,
             for k in range(d):
                 w[k] -= eta * w[k]
             if c != 0.0:
-                _axpy(mode, i, -eta * c, Xd, indptr, indices, data, w)
+                row_axpy(mode, i, -eta * c, Xd, indptr, indices, data, w)
             t += 1
             rate = 1.0 / max(1, t - t0)
             for k in range(d):

@@ -51,8 +51,10 @@ with a wide margin (when the data are scaled; see ``tests/test_fast_path.py`` fo
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 from numba import njit
+
+from ._common import row_arrays
+from ._sgd import row_dot
 
 LOSS_ODM = 0
 LOSS_SQHINGE = 1
@@ -74,21 +76,8 @@ class Data:
 
     def __init__(self, X, y):
         self.y = np.ascontiguousarray(y, dtype=np.float64)
-        if sp.issparse(X):
-            X = sp.csr_matrix(X, dtype=np.float64)
-            X.sort_indices()
-            self.mode = 1
-            self.Xd = np.zeros((1, 1))
-            self.indptr = X.indptr.astype(np.int64)
-            self.indices = X.indices.astype(np.int64)
-            self.data = X.data.astype(np.float64)
-            self.nnz = int(X.nnz)
-        else:
-            self.mode = 0
-            self.Xd = np.ascontiguousarray(X, dtype=np.float64)
-            self.indptr = self.indices = np.zeros(1, dtype=np.int64)
-            self.data = np.zeros(1)
-            self.nnz = int(self.Xd.size)
+        self.mode, X, self.Xd, self.indptr, self.indices, self.data = row_arrays(X)
+        self.nnz = int(X.nnz) if self.mode else int(self.Xd.size)
         self.m, self.d = X.shape
 
 
@@ -145,16 +134,8 @@ def _loss(kind, g, params):
 @njit(cache=True)
 def _xv(mode, Xd, indptr, indices, data, v, out):
     """``out = X v`` (all rows)."""
-    m = out.shape[0]
-    for i in range(m):
-        acc = 0.0
-        if mode == 0:
-            for t in range(Xd.shape[1]):
-                acc += Xd[i, t] * v[t]
-        else:
-            for k in range(indptr[i], indptr[i + 1]):
-                acc += data[k] * v[indices[k]]
-        out[i] = acc
+    for i in range(out.shape[0]):
+        out[i] = row_dot(mode, i, Xd, indptr, indices, data, v)
 
 
 @njit(cache=True)

@@ -71,7 +71,12 @@ def solve(prob, method=None, tol=None, max_iter=None, random_state=None, warm_st
                                     alpha0=alpha0, tol=tol, max_iter=max_iter,
                                     seed=_common.seed_from(random_state),
                                     shrinking=shrinking, polish=polish, primal=primal,
-                                    gap_tol=gap_tol)
+                                    gap_tol=gap_tol,
+                                    # linear kernel, large C: the free set (d << m) moves
+                                    # for many epochs, and a Newton step on a set that is
+                                    # still moving is mostly wasted (bench_odm_path.py
+                                    # --svm-only: half the time at C = 2^10)
+                                    polish_stable_only=(path == "linear"))
     coef = y * alpha
     objective = primal(alpha, u, s, w)
     variables = {"alpha": alpha}
