@@ -45,6 +45,7 @@ from refmodels.solution import Solution
 
 from . import _common, _dcd, _sgd
 from . import _kernels as _K
+from .odm import linear_primal_args
 
 METHODS = ("dcd", "asgd")
 ASGD_DEFAULT_TOL = 1e-6
@@ -166,26 +167,12 @@ def solve(prob, method=None, tol=None, max_iter=None, random_state=None, warm_st
 
 def _solve_asgd(prob, tol, max_iter, random_state, warm_start, eta0=None, t0=None,
                 **options):
-    if options:
-        raise ValueError(f"unknown options {sorted(options)} for the ASGD solver")
-    if not prob.kernel.is_linear:
-        raise ValueError("method='asgd' works on the linear primal (seed 001 eq. 14) and "
-                         f"needs the linear kernel; got kernel={prob.kernel!r} "
-                         "(use method='dcd')")
-    _, tol, max_iter = _common.check_common("asgd", METHODS, tol, max_iter, ASGD_DEFAULT_TOL,
-                                         ASGD_DEFAULT_MAX_ITER)
+    tol, max_iter, w0 = linear_primal_args(prob, "asgd", "ASGD", "(seed 001 eq. 14)", options,
+                                           tol, max_iter, ASGD_DEFAULT_TOL,
+                                           ASGD_DEFAULT_MAX_ITER, METHODS, warm_start)
     start = time.perf_counter()
     m, y, X = prob.m, prob.y, prob.X
-    d = X.shape[1]
     lam, mu1, mu2, _, _ = odml_params(prob)
-    if warm_start is not None:
-        w0 = getattr(warm_start, "variables", {}).get("w")
-        if w0 is None or np.shape(w0) != (d,) or not np.all(np.isfinite(w0)):
-            raise ValueError(f"warm_start must be a Solution of this problem carrying "
-                             f"w of shape ({d},)")
-        w0 = np.array(w0, dtype=np.float64)
-    else:
-        w0 = np.zeros(d)
     data = _sgd.LinearData(X, y)
     R2 = float(np.max(data.sqnorms))
     if eta0 is None:

@@ -21,9 +21,10 @@ the solver's default tolerance unless ``tol`` is given, so each one certifies at
 (``certify=True`` checks it and stores the certificate in ``sol.info["certificate"]``;
 off by default because a kernel certificate builds the empirical kernel map, O(m^3)).
 
-The problems along the path share the Gram matrix and the feature map of ``prob`` when
-``prob`` has built them (``_cache["gram"]``, ``_cache["F"]``): a kernel path computes the
-Gram once.
+The problems along the path share the Gram matrix and the feature map (``_cache["gram"]``,
+``_cache["F"]``): those ``prob`` has built, and those the first solve builds, are handed on
+to every later point, so a kernel path computes the Gram once (it does not depend on the
+regularization parameter), without building anything on ``prob`` itself.
 """
 from __future__ import annotations
 
@@ -113,12 +114,15 @@ def path(prob, method=None, tol=None, max_iter=None, random_state=None, certify=
     out = [None] * values.size
     prev = warm_start
     done = {}
+    shared = {}                                           # the Gram / F, built once
     for rank, k in enumerate(order):
         v = float(values[k])
         if v in done:                                     # a duplicate value: same point
             out[k] = done[v]
             continue
         p = with_params(prob, **{name: v})
+        for key, val in shared.items():
+            p._cache.setdefault(key, val)
         t0 = time.perf_counter()
         sol = fast.solve(p, method=method, tol=tol, max_iter=max_iter,
                          random_state=random_state, warm_start=prev)
@@ -132,6 +136,9 @@ def path(prob, method=None, tol=None, max_iter=None, random_state=None, certify=
                      if certify else "")
             print(f"[path] {name}={v:g}: {sol.status}, {sol.n_iter} iterations, "
                   f"{time.perf_counter() - t0:.3f} s{extra}", flush=True)
+        for key in _SHARED:
+            if key in p._cache:
+                shared[key] = p._cache[key]
         out[k] = sol
         done[v] = sol
         prev = sol

@@ -148,6 +148,27 @@ def test_path_kernel_odm_and_shared_gram():
     assert with_params(prob, lam=8.0).gram is G
 
 
+def test_path_kernel_builds_the_gram_once(monkeypatch):
+    """A problem without a Gram: the path's first solve builds it, every later point reuses
+    it, and the caller's problem is left as it was (nothing built on it)."""
+    X, y = _data(m=80, d=3, seed=14)
+    kern = rm.kernels.RBF(0.5)
+    prob = rm.ODM(X, y, lam=1.0, mu=0.5, theta=0.3, kernel=kern)
+    calls = []
+    from fast import _kernels
+    real, real_fast = type(kern).gram, _kernels._rbf_gram
+    monkeypatch.setattr(type(kern), "gram", lambda self, Z: calls.append(1) or real(self, Z))
+    monkeypatch.setattr(_kernels, "_rbf_gram", lambda *a: calls.append(2) or real_fast(*a))
+    sols = fast_path(prob, lam=[1.0, 2.0**6, 2.0**12, 2.0**18])
+    assert len(calls) == 1
+    assert prob.gram_if_built is None
+    assert all(s.status == "optimal" for s in sols)
+    monkeypatch.undo()
+    for lam, sol in zip([1.0, 2.0**6, 2.0**12, 2.0**18], sols):
+        p = rm.ODM(X, y, lam=lam, mu=0.5, theta=0.3, kernel=kern)
+        assert p.certify(sol, reference=False).ok
+
+
 @pytest.mark.parametrize("family", ["SVM", "SVM_b", "ODML", "LDM"])
 def test_path_other_families(family):
     X, y = _data(m=50, d=4, seed=12)

@@ -113,6 +113,61 @@ def test_safeguard_where_plain_newton_does_not_converge():
     assert sol.info.get("fallback") is None
 
 
+def _lowrank_prob(lam, gamma=0.05, m=240, seed=21):
+    """A smooth RBF kernel on 2-D points: its Gram is within a few dozen columns of a
+    low-rank matrix at the scale of the shift (as spambase's, issue 13)."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(size=(m, 2))
+    y = np.where(X[:, 0] - X[:, 1] + 0.3 * rng.normal(size=m) > 0, 1, -1)
+    return rm.ODM(X, y, lam=lam, mu=0.8, theta=0.2, kernel=rm.kernels.RBF(gamma=gamma))
+
+
+def test_fast_rbf_gram_matches_the_reference_gram():
+    from fast import _kernels as K
+
+    prob = _lowrank_prob(1.0, gamma=3.0, m=130)
+    G = K.build_gram(prob)
+    assert prob.gram is G                                   # kept on the problem
+    assert np.array_equal(G, G.T)                           # exactly symmetric
+    G0 = prob.kernel.gram(prob.X)
+    assert np.max(np.abs(G - G0)) <= 1e-14
+    # a Gram already built is left alone; another kernel goes through refmodels
+    assert K.build_gram(prob) is G
+    poly = _prob(2, "poly", 1.0, m=30)
+    np.testing.assert_array_equal(K.build_gram(poly), poly.kernel.gram(poly.X))
+
+
+def test_pivoted_cholesky_bounds_the_remainder():
+    G = _lowrank_prob(1.0).gram
+    for tau in (1.0, 1e-3, 1e-6):
+        V = KN.pivoted_cholesky(np.diag(G), lambda i: G[i], tau, G.shape[0])
+        E = G - V @ V.T
+        assert np.trace(E) <= tau
+        assert np.linalg.eigvalsh(E)[0] >= -1e-10            # K - V V^T stays PSD
+        assert V.shape[1] < G.shape[0] // 4                  # low rank indeed
+    # a rank cap below what the target needs: None (the Newton then factorises)
+    assert KN.pivoted_cholesky(np.diag(G), lambda i: G[i], 1e-6, 3) is None
+
+
+@pytest.mark.parametrize("lk", [8, 16, 20])
+def test_preconditioned_cg_pieces_match_cholesky_pieces(lk):
+    prob = _lowrank_prob(2.0**lk)
+    sol = fast.solve(prob, method="newton")
+    assert sol.status == "optimal" and sol.info.get("fallback") is None
+    assert sol.info["lowrank"] is not None and sol.info["lowrank"] < prob.m // 4
+    assert all(s.startswith("pcg") for s in sol.info["solves"])
+    assert prob.certify(sol, reference=False).ok
+    # the same optimum by Cholesky pieces (no low-rank factor given)
+    G = prob.gram
+    c = prob.lam / (prob.m * (1 - prob.theta) ** 2)
+    beta, *_, info = KN.minimize(lambda v: G @ v, lambda i: G[np.ix_(i, i)], prob.y, c,
+                                 prob.mu, prob.theta, K_cols=lambda i: G[:, i])
+    assert info["converged"] and not any(s.startswith("pcg") for s in info["solves"])
+    assert np.linalg.norm(G @ (beta - sol.coef)) <= 1e-6 * (1 + np.linalg.norm(G @ beta))
+    if lk == 8:
+        assert rel(sol.objective, prob.solve().objective) <= 1e-7
+
+
 def test_warm_start():
     prob = _prob(7, "rbf", 2.0**12, m=80)
     strong = fast.solve(rm.ODM(prob.X, prob.y, lam=2.0**8, mu=prob.mu, theta=prob.theta,
@@ -162,6 +217,18 @@ def test_auto_rule():
     path = fast.path(strong, lam=[1.0, 2.0**20])
     assert [s.solver for s in path] == ["fast:dcd", "fast:newton"]
     assert all(s.status == "optimal" for s in path)
+    # a middle shift (1/16 < a / mean(diag K) <= 1): the Newton when its CG preconditioner
+    # exists (a Gram close to low rank), the DCD otherwise (a Gram far from it)
+    smooth = _lowrank_prob(2.0**10)                      # a = 0.15
+    rough = _lowrank_prob(2.0**10, gamma=200.0)
+    for p in (smooth, rough):
+        a = p.m * (1 - p.theta) ** 2 / (2 * p.lam)
+        assert fast.odm.NEWTON_MAX_SHIFT < a / np.mean(np.diag(p.gram)) <= 1.0
+    assert fast.odm.choose_method(smooth) == "newton"
+    assert fast.odm.choose_method(rough) == "dcd"
+    sol = fast.solve(smooth, method="auto")
+    assert sol.solver == "fast:newton" and sol.status == "optimal"
+    assert all(s.startswith("pcg") for s in sol.info["solves"])
 
 
 def test_bad_input():

@@ -8,8 +8,10 @@
   ``lam`` (LIBODM has no path), and, with ``--libodm-tron``, LIBODM's own trust-region
   Newton (``-s 1``). Target: fast total <= 0.25 x LIBODM dual CD total.
 * **RBF**, ``lam`` in ``{2^0, 2^4, ..., 2^16}``, on a 3,000-point subsample of the same set
-  (``gamma = 1/d``, the seeds' ``delta``), fast: ``fast.path`` (the DCD, warm-started),
-  against LIBODM's dual CD at ``eps = 1e-3``. Target: <= 0.25 x LIBODM, every point
+  (``gamma = 1/d``, the seeds' ``delta``), fast: ``fast.path`` (``method="auto"``: the DCD
+  at strong regularization, the kernel Newton with its low-rank-preconditioned CG at weak;
+  warm-started, the Gram computed once for the whole path), against LIBODM's dual CD at
+  ``eps = 1e-3``. Target: <= 0.25 x LIBODM, every point
   certified. And ``lam = 2^20`` in at most 10 x the time of ``lam = 2^8`` (fast, cold).
 
 * **Linear SVM** (hinge, no intercept) at ``C = 2^10`` on spambase: the fast DCD against
@@ -17,6 +19,8 @@
   LIBLINEAR at the same objective (``--svm-only`` runs this part alone).
 * ``--auto``: the measurements behind ``method="auto"`` (DCD, TRON, SVRG; see
   ``fast/odm.py``'s ``choose_method``).
+* ``--default``: ``fast.solve``'s default for ODM (``method="dcd"``) against
+  ``method="auto"`` on ``bench_libodm.py``'s sets, cold, along lam.
 
 LIBODM has no license: it is not part of this repository. Build it outside (``make && make
 lib`` in a checkout of Avanti1980/libodm) and set ``LIBODM_DIR``; without it the LIBODM
@@ -290,6 +294,47 @@ def auto_case(R, args):
             caption="method='auto' measurements (one cold run each, default tolerance)")
 
 
+def default_case(R, args):
+    """``method="dcd"`` (``fast.solve``'s default for ODM) against ``method="auto"``, cold, at
+    the default (certified) tolerance, on ``bench_libodm.py``'s sets (RBF 3,000 x 10,
+    gamma = 0.1; linear 100,000 x 20) along lam: could ``auto`` be the default?"""
+    import fast
+    import refmodels as rm
+    from fast._kernels import build_gram
+
+    Xs, ys = H.binary_data(200, 5, seed=1)
+    comp = H.warmup(lambda: [fast.solve(rm.ODM(Xs, ys, kernel=k, lam=2.0 ** 16), method=m)
+                             for k in (rm.kernels.RBF(0.2), rm.kernels.Linear())
+                             for m in ("dcd", "auto")])
+    R.say(f"compile / warm-up: {comp:.2f} s")
+    cases = []
+    X, y = H.binary_data(3000, 10, seed=0)
+    cases += [(f"RBF 3000 x 10, lam = 2^{int(np.log2(l))}" if l > 10 else
+               "RBF 3000 x 10, lam = 10", X, y, rm.kernels.RBF(0.1), l)
+              for l in (10.0, 2.0 ** 10, 2.0 ** 16)]
+    X, y = H.binary_data(100000, 20, seed=0)
+    cases += [("linear 100000 x 20, lam = 10", X, y, rm.kernels.Linear(), 10.0),
+              ("linear 100000 x 20, lam = 2^10", X, y, rm.kernels.Linear(), 2.0 ** 10)]
+    rows = []
+    for name, X, y, kern, lam in cases:
+        prob = rm.ODM(X, y, lam=lam, mu=0.8, theta=0.2, kernel=kern)
+        if not kern.is_linear:
+            build_gram(prob)        # both methods use it: built outside the timing
+
+        def run(meth):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return fast.solve(prob, method=meth, random_state=0)
+        res = H.interleaved({"dcd": lambda: run("dcd"), "auto": lambda: run("auto")},
+                            args.repeat)
+        (td, _, sd), (ta, _, sa) = res["dcd"], res["auto"]
+        rows.append([name, td, sd.status, sd.n_iter, ta, sa.solver.replace("fast:", ""),
+                     sa.status, sa.n_iter, ta / td, H.rel_gap(sa.objective, sd.objective)])
+    R.table(["case", "dcd s", "dcd status", "dcd it", "auto s", "auto method", "auto status",
+             "auto it", "auto / dcd", "auto obj vs dcd (rel)"], rows,
+            caption="fast.solve(ODM): method='dcd' (the default) against method='auto', cold")
+
+
 def main():
     p = H.parser(__doc__.splitlines()[0])
     p.add_argument("--mu", type=float, default=0.8)
@@ -306,6 +351,8 @@ def main():
                    help="only the linear SVM (hinge) at C = 2^10 against LIBLINEAR")
     p.add_argument("--auto", action="store_true",
                    help="only the measurements behind method='auto' (DCD / TRON / SVRG)")
+    p.add_argument("--default", action="store_true",
+                   help="only method='dcd' (fast.solve's default for ODM) against 'auto'")
     p.add_argument("--auto-lams", type=int, nargs="+", default=[0, 10, 20])
     p.add_argument("--auto-dcd-max", type=int, default=12,
                    help="largest log2(lam) at which the DCD is run in --auto")
@@ -322,6 +369,10 @@ def main():
 
     if args.auto:
         auto_case(R, args)
+        R.record()
+        return
+    if args.default:
+        default_case(R, args)
         R.record()
         return
     X, lab = load_keel("spambase")
