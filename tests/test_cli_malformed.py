@@ -283,6 +283,8 @@ CASES = {
     "verify unknown family": ["verify", "--family", "foo", "--no-fast"],
     "verify empty family": ["verify", "--family", "", "--no-fast"],
     "verify certify-only family": ["verify", "--family", "EpsMKL", "--no-fast"],
+    "verify jobs zero": ["verify", "--family", "SVM", "--no-fast", "--jobs", "0"],
+    "verify jobs not a number": ["verify", "--family", "SVM", "--no-fast", "--jobs", "two"],
 }
 
 

@@ -140,6 +140,9 @@ def build_parser():
                         f"{vf}")
     v.add_argument("--no-fast", action="store_true", help="reference columns only")
     v.add_argument("--json", action="store_true", help="the rows as JSON")
+    v.add_argument("--jobs", type=int, metavar="N",
+                   help="processes for the rows: 1 runs them here (default: 2 when two "
+                        "cores and fork are available)")
     v.set_defaults(func=cmd_verify)
 
     c = sub.add_parser("certify", help="certify a solution file from any solver",

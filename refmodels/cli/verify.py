@@ -60,16 +60,17 @@ def _cases():
         rows.append(_case("McODM", kname, f"iris[{len(yi)}]",
                           {**p, "kernel": "linear" if kname == "linear" else "rbf(gamma=0.25)"},
                           lambda k=k, p=p: rm.McODM(Xi, yi, kernel=k, **p)))
-    # MKLm: two base kernels of different scales
-    Xm, ym = Xb[:80], yb[:80]
+    # MKLm: two base kernels of different scales, both weighted at the optimum
+    Xm, ym = Xb[:60], yb[:60]
     p = {"C1": 1.0, "C2": 0.5, "eps": 0.5}
     rows.append(_case("MKLm", "lin+rbf", f"heart[{len(ym)}]",
                       {**p, "base kernels": f"linear, rbf(gamma=1/{Xm.shape[1]})"},
                       lambda p=p: rm.MKLm(Xm, ym, kernels=[Linear(),
                                                            RBF(gamma=1.0 / Xm.shape[1])], **p)))
-    # DRR / DRM (seed 004): training points and a batch of test points from wine
+    # DRR / DRM (seed 004): training points and a batch of test points from wine (one
+    # problem per test point, each solved in both forms: four points, from all three classes)
     Xw, yw = datasets.load("wine")
-    Xtr, ytr, Xte = Xw[::3], yw[::3], Xw[1::15]
+    Xtr, ytr, Xte = Xw[::3], yw[::3], Xw[1::45]
     dw = Xw.shape[1]
     for kname, k in {"linear": Linear(), "rbf": RBF(gamma=1.0 / dw)}.items():
         data = f"wine[{len(ytr)}x{len(Xte)}]"
@@ -158,19 +159,40 @@ def _fast_columns(prob, ref, row, progress=None):
         row.setdefault("failing", []).extend(f"fast:{f}" for f in cert.failing)
 
 
+def _fast_cache_dir(pkg):
+    """Where numba keeps the cache of the modules in ``pkg``: ``__pycache__`` next to the
+    sources, or its own sub-directory of ``NUMBA_CACHE_DIR`` when that is set."""
+    from numba.core import config as nb_config
+
+    if not getattr(nb_config, "CACHE_DIR", ""):
+        return os.path.join(pkg, "__pycache__")
+    from numba.core import caching
+
+    locator = getattr(caching, "UserProvidedCacheLocator", None)
+    if locator is None:
+        return None
+    return os.path.join(nb_config.CACHE_DIR,
+                        locator.get_suitable_cache_subpath(os.path.join(pkg, "__init__.py")))
+
+
+#: the modules of :mod:`fast` whose compiled code ``verify`` loads (the others' code is
+#: compiled into theirs): a first run compiles these.
+_VERIFY_NUMBA_MODULES = ("_dcd", "_smo", "_mcodm_bcd", "_prox")
+
+
 def _fast_cache_cold():
     """True when numba's on-disk cache of :mod:`fast` looks missing or stale (a first run on
-    this machine, or sources changed since): an index file per cached module, no older than
-    its source. ``None`` when it cannot tell (``fast`` absent, a custom cache directory)."""
+    this machine, an empty ``NUMBA_CACHE_DIR``, or sources changed since): no index file for
+    a module ``verify`` needs, or an index older than its source. ``None`` when it cannot
+    tell (``fast`` or numba absent)."""
     try:
         import fast
-        from numba.core import config as nb_config
+        pkg = os.path.dirname(os.path.abspath(fast.__file__))
+        cache = _fast_cache_dir(pkg)
     except Exception:                                   # noqa: BLE001
         return None
-    if getattr(nb_config, "CACHE_DIR", ""):
+    if cache is None:
         return None
-    pkg = os.path.dirname(os.path.abspath(fast.__file__))
-    cache = os.path.join(pkg, "__pycache__")
     try:
         cached = os.listdir(cache)
     except OSError:
@@ -179,14 +201,17 @@ def _fast_cache_cold():
         if not name.endswith(".py"):
             continue
         src = os.path.join(pkg, name)
+        mod = name[:-3]
+        idx = [os.path.join(cache, f) for f in cached
+               if f.startswith(mod + ".") and f.endswith(".nbi")]
         try:
-            with open(src, encoding="utf-8") as fh:
-                if "cache=True" not in fh.read():
-                    continue
-            mod = name[:-3]
-            idx = [os.path.join(cache, f) for f in cached
-                   if f.startswith(mod + ".") and f.endswith(".nbi")]
-            if not idx or max(os.path.getmtime(f) for f in idx) < os.path.getmtime(src):
+            if not idx:
+                if mod in _VERIFY_NUMBA_MODULES:
+                    with open(src, encoding="utf-8") as fh:
+                        if "cache=True" in fh.read():
+                            return True
+                continue
+            if max(os.path.getmtime(f) for f in idx) < os.path.getmtime(src):
                 return True
         except OSError:
             return None
@@ -194,21 +219,34 @@ def _fast_cache_cold():
 
 
 class _Progress:
-    """Progress of the fast warm-up solves on stderr while numba compiles."""
+    """Progress of the fast warm-up solves on stderr while numba compiles.
 
-    def __init__(self, total, out):
+    ``lines=True`` (rows run in several processes): one whole line per row when its fast
+    solver is ready, so that lines of different processes do not interleave."""
+
+    def __init__(self, total, out, lines=False):
         self.total, self.out, self.i, self.compiled = total, out, 0, 0.0
+        self.lines = lines
 
     def start(self, row):
         self.i += 1
+        if self.lines:
+            return
         print(f"  [{self.i}/{self.total}] {row['family']} {row['kernel']}: compiling the fast "
               "solver (or loading it from the cache) ...", end="", file=self.out, flush=True)
 
     def done(self, row, seconds):
+        if seconds is not None:
+            self.compiled += seconds
+        if self.lines:
+            if seconds is not None and seconds >= 0.5:
+                setting = f" {row['setting']}" if row.get("setting") else ""
+                print(f"  {row['family']}{setting} {row['kernel']}: fast solver compiled (or "
+                      f"loaded from the cache) in {seconds:.1f} s", file=self.out, flush=True)
+            return
         if seconds is None:
             print(" no fast solver", file=self.out, flush=True)
         else:
-            self.compiled += seconds
             print(f" {seconds:.1f} s", file=self.out, flush=True)
 
 
@@ -321,30 +359,161 @@ def _verify_families():
     return tuple(n for n in FAMILIES if n in rows)
 
 
+#: Which of two processes runs a row (``jobs=2``): the rows whose fast solvers share compiled
+#: code stay in one process, so that a first run compiles each solver once, the two halves in
+#: parallel (SMO: SVM with an intercept, SVMm, EpsSVM, MKLm; with ODM's solvers, DRM's
+#: closed form and LDM. DCD: SVM, ODML; with mcODM's block coordinate descent and the DRR
+#: prox), and the reference solves split about evenly (measured: the two halves take about
+#: the same time, cold and warm).
+_FIRST_HALF = {("SVM", "fit_intercept=True"), ("ODM", ""), ("SVMm", ""), ("EpsSVM", ""),
+               ("MKLm", ""), ("DRM", ""), ("LDM", "")}
+
+
+def _half(case):
+    return 0 if (case["family"], case["setting"]) in _FIRST_HALF else 1
+
+
+def _default_jobs():
+    """Two processes when two cores are there for us and ``fork`` is available (and the
+    process has not used CVXPY yet, :func:`_fork_safe`), else one."""
+    import multiprocessing as mp
+
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return 2 if cores >= 2 and "fork" in mp.get_all_start_methods() else 1
+
+
+class _LineQueue:
+    """A text stream (for ``print``) that sends whole lines through a queue."""
+
+    def __init__(self, queue):
+        self.queue, self.buf = queue, ""
+
+    def write(self, text):
+        self.buf += text
+        while "\n" in self.buf:
+            line, self.buf = self.buf.split("\n", 1)
+            self.queue.put(("err", line))
+        return len(text)
+
+    def flush(self):
+        pass
+
+
+def _worker(queue, cases, indices, use_fast, total, cold):
+    """A forked process: the rows ``indices``, each sent back (with the progress lines) as
+    soon as it is done."""
+    try:
+        progress = _Progress(total, _LineQueue(queue), lines=True) if cold else None
+        for i in indices:
+            queue.put(("row", i, _verify_row(cases[i], use_fast=use_fast, progress=progress)))
+    except BaseException as exc:                        # noqa: BLE001 - reported by the parent
+        queue.put(("fatal", _describe(exc)))
+    finally:
+        queue.put(("end", None))
+
+
+def _fork_safe():
+    """Forking is safe while this process has not used CVXPY yet: Clarabel's native state
+    after a solve deadlocks a forked copy. A fresh ``refmodels verify`` has not; a
+    program that solved before calling :func:`cmd_verify` gets the rows run in its own
+    process."""
+    return "cvxpy" not in sys.modules
+
+
+def _halves(cases):
+    return [[i for i, c in enumerate(cases) if _half(c) == h] for h in (0, 1)]
+
+
+def _parallel(cases, jobs):
+    """Whether the rows run in two processes: two jobs, rows in both halves, fork safe."""
+    return jobs >= 2 and all(_halves(cases)) and _fork_safe()
+
+
+def _run_rows(cases, use_fast, jobs, cold, err):
+    """Yield ``(index, row)`` as rows finish: in this process (``jobs=1``), or in two forked
+    processes running the two halves of the table (:data:`_FIRST_HALF`) side by side."""
+    halves = _halves(cases)
+    if not _parallel(cases, jobs):
+        progress = _Progress(len(cases), err) if cold else None
+        for i, case in enumerate(cases):
+            yield i, _verify_row(case, use_fast=use_fast, progress=progress)
+        return
+    import multiprocessing as mp
+    import queue as queue_mod
+
+    import cvxpy  # noqa: F401  (imported once, here: the forked processes share it)
+    ctx = mp.get_context("fork")
+    q = ctx.Queue()
+    procs = [ctx.Process(target=_worker, args=(q, cases, half, use_fast, len(cases), cold),
+                         daemon=True) for half in halves]
+    pending = {i: p for p, half in zip(procs, halves) for i in half}
+    fatal = []
+    ended = 0
+    try:
+        for p in procs:
+            p.start()
+        while ended < len(procs):
+            try:
+                msg = q.get(timeout=1.0)
+            except queue_mod.Empty:
+                if all(not p.is_alive() for p in procs) and q.empty():
+                    break                               # a process died without a word
+                continue
+            if msg[0] == "row":
+                pending.pop(msg[1], None)
+                yield msg[1], msg[2]
+            elif msg[0] == "err":
+                print(msg[1], file=err, flush=True)
+            elif msg[0] == "fatal":
+                fatal.append(msg[1])
+            else:
+                ended += 1
+    finally:
+        for p in procs:                                 # ended: let them flush and exit
+            p.join(timeout=5 if ended == len(procs) else 0)
+            if p.is_alive():
+                p.terminate()
+                p.join(timeout=5)
+    for i in sorted(pending):
+        p = pending[i]
+        why = fatal[0] if fatal else f"the process running it ended with exit code {p.exitcode}"
+        row = {k: cases[i][k] for k in ("family", "setting", "kernel", "data")}
+        row.update(params=dict(cases[i]["params"]), verdict="ERROR", error=f"not run: {why}")
+        yield i, row
+
+
 def cmd_verify(args):
     chosen = _select_families(args.family)
+    jobs = getattr(args, "jobs", None)
+    if jobs is None:
+        jobs = _default_jobs()
+    elif not isinstance(jobs, int) or isinstance(jobs, bool) or jobs < 1:
+        raise CLIError(f"--jobs must be a positive integer; got {jobs!r}")
     cases = [c for c in _cases() if chosen is None or c["family"] in chosen]
     use_fast = not args.no_fast
     out = sys.stdout
-    progress = None
-    if use_fast:
-        cold = _fast_cache_cold()
-        if cold:
-            print("refmodels verify: first run on this machine (or the fast solvers changed): "
-                  "compiling the fast solvers with numba, once; later runs load them from the "
-                  "cache. Progress:", file=sys.stderr, flush=True)
-            progress = _Progress(len(cases), sys.stderr)
-    rows = []
-    t0 = time.perf_counter()
     fast_cols = use_fast and _fast_available()
+    cold = bool(fast_cols and _fast_cache_cold())
+    parallel = _parallel(cases, jobs)
+    if cold:
+        how = "in two processes, side by side" if parallel else "in this process"
+        print("refmodels verify: first run on this machine (or the fast solvers changed): "
+              f"compiling the fast solvers with numba, once ({how}; about a minute on two "
+              "cores), while the reference solves run; later runs load them from the cache.",
+              file=sys.stderr, flush=True)
+    rows = [None] * len(cases)
+    t0 = time.perf_counter()
     if not args.json:
         print(f"refmodels verify: {len(cases)} rows, each the primal and the dual solved by the "
-              "reference (CVXPY) and certified" + ("; plus the fast solver" if fast_cols else ""),
+              "reference (CVXPY) and certified" + ("; plus the fast solver" if fast_cols else "")
+              + ("; two processes, rows printed as they finish" if parallel else ""),
               file=out, flush=True)
         print(_row_head(fast_cols), file=out, flush=True)
-    for case in cases:
-        row = _verify_row(case, use_fast=use_fast, progress=progress)
-        rows.append(row)
+    for i, row in _run_rows(cases, use_fast, jobs, cold, sys.stderr):
+        rows[i] = row
         if not args.json:
             print(_row_line(row, fast_cols), file=out, flush=True)
     elapsed = time.perf_counter() - t0
