@@ -117,6 +117,8 @@ def _cvx_power(t, p, power_cones=False):
 def project_l1_ball(v, radius):
     """Euclidean projection of ``v`` onto ``{u : ||u||_1 <= radius}`` (sort algorithm)."""
     v = np.asarray(v, float)
+    if not np.all(np.isfinite(v)) or not np.isfinite(radius):
+        raise ValueError("project_l1_ball needs a finite v and radius")
     if radius <= 0:
         return np.zeros_like(v)
     a = np.abs(v)
