@@ -33,12 +33,19 @@ PLOTS = HERE / "plots"
 # ---------------------------------------------------------------------------------------
 # command line and machine
 # ---------------------------------------------------------------------------------------
-def parser(description):
+def parser(description, **options):
+    """The common options (``--quick``, ``--repeat``, ``--no-record``) and the script's own:
+    ``name=default`` or ``name=(default, help)``, typed as the default (``n_test`` gives
+    ``--n-test``)."""
     p = argparse.ArgumentParser(description=description)
     p.add_argument("--quick", action="store_true", help="small sizes (seconds)")
     p.add_argument("--repeat", type=int, default=3, help="timed runs per side (best kept)")
     p.add_argument("--no-record", action="store_true",
                    help="do not append the table to validation/RESULTS.md")
+    for name, spec in options.items():
+        default, help_ = spec if isinstance(spec, tuple) else (spec, None)
+        p.add_argument("--" + name.replace("_", "-"), type=type(default), default=default,
+                       help=help_)
     return p
 
 
@@ -172,15 +179,19 @@ class Report:
         self.say()
 
     def record(self):
-        if self.args.no_record:
-            return
-        stamp = _dt.datetime.now().strftime("%Y-%m-%d %H:%M")
-        mode = "quick" if self.args.quick else "full"
-        text = [f"\n## {self.title} ({mode}, {stamp})\n", f"Command: `{command_line()}`\n",
-                "```", *self.parts[1:], "```\n"]
-        with open(RESULTS, "a") as fh:
-            fh.write("\n".join(text))
-        print(f"(appended to {os.path.relpath(RESULTS, Path.cwd())})")
+        if not self.args.no_record:
+            append_section(self.title, self.args.quick, self.parts[1:])
+
+
+def append_section(title, quick, lines):
+    """Append a dated section (title, mode, command line, ``lines`` in a code block) to
+    ``RESULTS.md``."""
+    stamp = _dt.datetime.now().strftime("%Y-%m-%d %H:%M")
+    text = [f"\n## {title} ({'quick' if quick else 'full'}, {stamp})\n",
+            f"Command: `{command_line()}`\n", "```", *lines, "```\n"]
+    with open(RESULTS, "a") as fh:
+        fh.write("\n".join(text))
+    print(f"(appended to {os.path.relpath(RESULTS, Path.cwd())})")
 
 
 def verdict(ratio, target, higher_is_better=False):
@@ -208,6 +219,27 @@ def matplotlib_pyplot():
         print("matplotlib is not installed (pip install -e '.[bench]'): no plot")
         return None
     return plt
+
+
+def scaling_plot(R, curves, ref, xlabel, ylabel, title, name):
+    """Log-log plot of ``curves`` (label -> [(size, seconds), ...]) with a line through
+    ``curves[ref]``'s first point that grows linearly in the size; saved in ``plots/``."""
+    plt = matplotlib_pyplot()
+    if plt is None:
+        return
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for label, pts in curves.items():
+        sizes, secs = zip(*pts)
+        ax.loglog(sizes, secs, "o-", label=label)
+    sizes = np.array([s for s, _ in curves[ref]], float)
+    ax.loglog(sizes, curves[ref][0][1] * sizes / sizes[0], "k:",
+              label=f"linear in {xlabel.split()[0]}")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend()
+    path = savefig(fig, name)
+    R.say(f"plot: validation/plots/{path.name}")
 
 
 # ---------------------------------------------------------------------------------------
@@ -266,3 +298,42 @@ def fast_vs_cvxpy(R, args, title, make_prob, make_small, target, gap_target, for
           f"{verdict(speedup, target, higher_is_better=True)}); |relative objective gap| = "
           f"{gap:.2e} (target <= {gap_target:g}: {verdict(gap, gap_target)})")
     return res, objs
+
+
+def fast_vs_cvxpy_main(doc, title, name, build, options, sizes, small, kernels, target,
+                       gap_target, forms=("dual",), requires=None, after=None):
+    """The whole of a script timing ``fast.solve`` against the reference CVXPY solve:
+    ``options`` are the model's parameters (command-line options, see :func:`parser`),
+    ``sizes = ((m, d) quick, (m, d) full)``, ``small`` the warm-up size, ``kernels(d) ->
+    (kernel(s), description)``, ``build(X, y, kernel(s), args)`` the ``refmodels`` problem;
+    ``requires`` a module whose import failure skips the comparison (with a message) and
+    makes a failed comparison a printed message; ``after(R, res)`` prints more. ``name``
+    heads the verdict line."""
+    args = parser(doc.splitlines()[0], **options).parse_args()
+    m, d = sizes[0] if args.quick else sizes[1]
+    R = Report(title, args)
+    if requires:
+        try:
+            __import__(requires)
+        except Exception as exc:                    # the solver is missing or broken
+            R.say(f"{requires.replace('.', '/')}.py is not importable "
+                  f"({type(exc).__name__}: {exc}): skipped")
+            R.record()
+            return
+    X, y = binary_data(m, d, seed=0)
+    Xs, ys = binary_data(small, d, seed=1)
+    kern, described = kernels(d)
+    R.say(f"data: make_classification {m} x {d}{described}"
+          + ", ".join(f"{k} = {getattr(args, k)}" for k in options))
+    try:
+        res, _ = fast_vs_cvxpy(R, args, name,
+                               lambda: build(X, y, kern, args),
+                               lambda: build(Xs, ys, kern, args), target, gap_target,
+                               forms=forms)
+        if after is not None:
+            after(R, res)
+    except Exception as exc:
+        if not requires:
+            raise
+        R.say(f"the comparison failed ({type(exc).__name__}: {exc}): skipped")
+    R.record()

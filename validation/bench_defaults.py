@@ -11,7 +11,8 @@ than 3 points below SVC's.
 
 Prints one row per estimator: the accuracy per set with the difference to SVC beside it,
 the mean, its difference and ratio to SVC's, the worst set's gap, the target met or not,
-and the seconds spent (fit + predict over all folds).
+the seconds spent (fit + predict over all folds) and the ConvergenceWarnings raised; then
+appends the table to ``validation/RESULTS.md`` (``--no-record`` to skip that).
 """
 from __future__ import annotations
 
@@ -28,6 +29,8 @@ from sklearn.preprocessing import MinMaxScaler
 from sklearn.svm import SVC
 
 import fast
+
+import _harness as H
 
 DATASETS = {"breast_cancer": load_breast_cancer, "wine": load_wine, "iris": load_iris,
             "digits": load_digits}
@@ -54,24 +57,36 @@ def main(argv=None):
     ap.add_argument("--cv", type=int, default=3, help="folds (StratifiedKFold, shuffled, seed 0)")
     ap.add_argument("--only", nargs="*", default=None, choices=list(ESTIMATORS)[1:],
                     help="estimators to measure (default: all)")
+    ap.add_argument("--no-record", action="store_true",
+                    help="do not append the table to validation/RESULTS.md")
     args = ap.parse_args(argv)
+    lines = []
+
+    def say(text):
+        print(text, flush=True)
+        lines.append(text)
+
+    say(f"machine: {H.machine()}")
     data = {k: f(return_X_y=True) for k, f in DATASETS.items()}
     names = args.only or list(ESTIMATORS)[1:]
     ref, t_ref, _ = measure("SVC", args.cv, data)
     head = "".join(f"{k[:13]:>16}" for k in data)
-    print(f"{args.cv}-fold CV, MinMaxScaler + defaults; each set: accuracy (difference to SVC)")
-    print(f"{'estimator':<8}{head}{'mean':>16}{'ratio':>7}{'worst':>7}  target{'s':>7}  warn")
+    say(f"{args.cv}-fold CV, MinMaxScaler + defaults; each set: accuracy (difference to SVC)")
+    say(f"{'estimator':<8}{head}{'mean':>16}{'ratio':>7}{'worst':>7}  target{'s':>7}  warn")
     svc_row = "".join(f"{a:>9.3f}{'':>7}" for a in ref)
-    print(f"{'SVC':<8}{svc_row}{ref.mean():>9.3f}{'':>7}{1:>7.3f}{'':>7}  {'':<6}{t_ref:>7.1f}",
-          flush=True)
+    say(f"{'SVC':<8}{svc_row}{ref.mean():>9.3f}{'':>7}{1:>7.3f}{'':>7}  {'':<6}{t_ref:>7.1f}")
     for name in names:
         acc, t, n_warn = measure(name, args.cv, data)
         d = acc - ref
         ok = acc.mean() >= ref.mean() - 0.01 and d.min() >= -0.03
         row = "".join(f"{a:>9.3f} ({x:+.3f})" for a, x in zip(acc, d))
-        print(f"{name:<8}{row}{acc.mean():>9.3f} ({acc.mean() - ref.mean():+.3f})"
-              f"{acc.mean() / ref.mean():>7.3f}{d.min():>+7.3f}  {'met' if ok else 'MISSED':<6}"
-              f"{t:>7.1f}  {n_warn}", flush=True)
+        say(f"{name:<8}{row}{acc.mean():>9.3f} ({acc.mean() - ref.mean():+.3f})"
+            f"{acc.mean() / ref.mean():>7.3f}{d.min():>+7.3f}  {'met' if ok else 'MISSED':<6}"
+            f"{t:>7.1f}  {n_warn}")
+    say("target: mean within 1 point of SVC's and no set more than 3 points below SVC's")
+    if not args.no_record:
+        H.append_section("Defaults against SVC() (issue 14): MinMaxScaler + each estimator's "
+                         "defaults", False, lines)
 
 
 if __name__ == "__main__":

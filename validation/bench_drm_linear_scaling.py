@@ -21,13 +21,8 @@ import _harness as H
 
 
 def main():
-    p = H.parser(__doc__.splitlines()[0])
-    p.add_argument("--iters", type=int, default=30)
-    p.add_argument("--p", type=int, default=10)
-    p.add_argument("--n-test", type=int, default=4)
-    p.add_argument("--alpha", type=float, default=0.5)
-    p.add_argument("--beta", type=float, default=1.0)
-    args = p.parse_args()
+    args = H.parser(__doc__.splitlines()[0], iters=30, p=10, n_test=4, alpha=0.5,
+                    beta=1.0).parse_args()
     import fast
     import refmodels as rm
     from sklearn.datasets import make_classification
@@ -80,20 +75,9 @@ def main():
                      float(np.max(np.abs(np.asarray(sol.coef) - np.asarray(cf.coef))))])
     R.table(["method", "s", "iterations", "status", "max |W - W_closed_form|"], crow,
             caption="to convergence at the default tol, n = 2000:")
-    plt = H.matplotlib_pyplot()
-    if plt is not None:
-        fig, ax = plt.subplots(figsize=(6, 4))
-        for k, pts in curves.items():
-            ns, ts = zip(*pts)
-            ax.loglog(ns, ts, "o-", label=f"{k}")
-        ns = np.array(sizes, float)
-        ax.loglog(ns, curves["apg"][0][1] * ns / ns[0], "k:", label="linear in n")
-        ax.set_xlabel("n (training points)")
-        ax.set_ylabel(f"time of {args.iters - 1} iterations, set-up excluded (s)")
-        ax.set_title(f"linear-kernel DRM, p = {d}, {nt} test points")
-        ax.legend()
-        path = H.savefig(fig, "drm_linear_scaling.png")
-        R.say(f"plot: validation/plots/{path.name}")
+    H.scaling_plot(R, curves, "apg", "n (training points)",
+                   f"time of {args.iters - 1} iterations, set-up excluded (s)",
+                   f"linear-kernel DRM, p = {d}, {nt} test points", "drm_linear_scaling.png")
     R.record()
 
 

@@ -24,10 +24,8 @@ TARGET = 1.0
 
 
 def main():
-    p = H.parser(__doc__.splitlines()[0])
-    p.add_argument("--beta", type=float, default=0.1)
-    p.add_argument("--alpha", type=float, default=0.5, help="alpha of the second comparison")
-    args = p.parse_args()
+    args = H.parser(__doc__.splitlines()[0], beta=0.1,
+                    alpha=(0.5, "alpha of the second comparison")).parse_args()
     import fast
     import refmodels as rm
     from sklearn.datasets import make_classification

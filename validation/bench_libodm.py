@@ -174,12 +174,8 @@ def run_case(R, args, lib, name, X, y, kernel_name, lam, mu, theta, gamma, eps):
 
 
 def main():
-    p = H.parser(__doc__.splitlines()[0])
-    p.add_argument("--lam", type=float, default=10.0)
-    p.add_argument("--mu", type=float, default=0.8)
-    p.add_argument("--theta", type=float, default=0.2)
-    p.add_argument("--eps", type=float, default=1e-3)
-    args = p.parse_args()
+    args = H.parser(__doc__.splitlines()[0], lam=10.0, mu=0.8, theta=0.2,
+                    eps=1e-3).parse_args()
     R = H.Report("ODM: fast DCD vs LIBODM (dual CD)", args)
     lib, where = load_libodm()
     if lib is None:

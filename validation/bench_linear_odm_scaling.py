@@ -22,14 +22,8 @@ import _harness as H
 
 
 def main():
-    p = H.parser(__doc__.splitlines()[0])
-    p.add_argument("--C", type=float, default=0.01, help="per-sample weight (LIBLINEAR's C)")
-    p.add_argument("--mu", type=float, default=0.8)
-    p.add_argument("--theta", type=float, default=0.2)
-    p.add_argument("--tol", type=float, default=1e-3)
-    p.add_argument("--tol-svrg", type=float, default=1e-4)
-    p.add_argument("--d", type=int, default=20)
-    args = p.parse_args()
+    args = H.parser(__doc__.splitlines()[0], C=(0.01, "per-sample weight (LIBLINEAR's C)"),
+                    mu=0.8, theta=0.2, tol=1e-3, tol_svrg=1e-4, d=20).parse_args()
     import fast
     import refmodels as rm
     from sklearn.svm import LinearSVC
@@ -71,20 +65,8 @@ def main():
                        "rel gap to DCD", "time / LIBLINEAR"], rows[-3:]), flush=True)
     R.table(["m", "solver", "best s", "epochs", "ns/epoch/sample", "ODM objective",
              "rel gap to DCD", "time / LIBLINEAR"], rows)
-    plt = H.matplotlib_pyplot()
-    if plt is not None:
-        fig, ax = plt.subplots(figsize=(6, 4))
-        for k, pts in curves.items():
-            ms, ts = zip(*pts)
-            ax.loglog(ms, ts, "o-", label=k)
-        ms = np.array(sizes, float)
-        ax.loglog(ms, curves["ODM DCD"][0][1] * ms / ms[0], "k:", label="linear in m")
-        ax.set_xlabel("m (samples)")
-        ax.set_ylabel("training time (s)")
-        ax.set_title(f"linear ODM vs LIBLINEAR L2-SVM, d = {d}")
-        ax.legend()
-        path = H.savefig(fig, "linear_scaling.png")
-        R.say(f"plot: validation/plots/{path.name}")
+    H.scaling_plot(R, curves, "ODM DCD", "m (samples)", "training time (s)",
+                   f"linear ODM vs LIBLINEAR L2-SVM, d = {d}", "linear_scaling.png")
     R.record()
 
 

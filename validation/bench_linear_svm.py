@@ -23,10 +23,7 @@ TARGET = 1.0
 
 
 def main():
-    p = H.parser(__doc__.splitlines()[0])
-    p.add_argument("--tol", type=float, default=1e-4)
-    p.add_argument("--C", type=float, default=0.1)
-    args = p.parse_args()
+    args = H.parser(__doc__.splitlines()[0], tol=1e-4, C=0.1).parse_args()
     m, d = (4000, 100) if args.quick else (20000, 100)
     C, tol = args.C, args.tol
 

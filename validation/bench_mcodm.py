@@ -21,11 +21,7 @@ TARGET = 100
 
 
 def main():
-    p = H.parser(__doc__.splitlines()[0])
-    p.add_argument("--lam", type=float, default=10.0)
-    p.add_argument("--mu", type=float, default=0.8)
-    p.add_argument("--theta", type=float, default=0.2)
-    args = p.parse_args()
+    args = H.parser(__doc__.splitlines()[0], lam=10.0, mu=0.8, theta=0.2).parse_args()
     import fast
     import refmodels as rm
     from sklearn.datasets import load_digits, make_classification

@@ -82,10 +82,7 @@ def case(R, args, m, d, C, gamma, tol, cache_mb, repeat):
 
 
 def main():
-    p = H.parser(__doc__.splitlines()[0])
-    p.add_argument("--C", type=float, default=1.0)
-    p.add_argument("--tol", type=float, default=1e-3)
-    args = p.parse_args()
+    args = H.parser(__doc__.splitlines()[0], C=1.0, tol=1e-3).parse_args()
     import fast
     import refmodels as rm
 

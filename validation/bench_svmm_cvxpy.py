@@ -6,34 +6,22 @@ Target: >= 100x faster. The objective gap (SPEC §6's primal recomputed by
 runs at its default tolerance (KKT violation 1e-8, tightened until the relative duality gap
 is below 1e-9).
 
-    python validation/bench_svmm_cvxpy.py [--quick]
+    python validation/bench_svmm_cvxpy.py [--quick] [--C1 1] [--C2 0.5] [--eps 0.5]
 """
 from __future__ import annotations
+
+import refmodels as rm
 
 import _harness as H
 
 
 def main():
-    p = H.parser(__doc__.splitlines()[0])
-    p.add_argument("--C1", type=float, default=1.0)
-    p.add_argument("--C2", type=float, default=0.5)
-    p.add_argument("--eps", type=float, default=0.5)
-    args = p.parse_args()
-    m, d = (250, 10) if args.quick else (1000, 10)
-    import refmodels as rm
-
-    R = H.Report("SVMm (RBF, intercept) vs the reference CVXPY dual", args)
-    X, y = H.binary_data(m, d, seed=0)
-    Xs, ys = H.binary_data(60, d, seed=1)
-    kern = rm.kernels.RBF(gamma=1.0 / d)
-    R.say(f"data: make_classification {m} x {d}, RBF gamma = {1.0 / d:g}, C1 = {args.C1}, "
-          f"C2 = {args.C2}, eps = {args.eps}")
-
-    def make(Xa=X, ya=y):
-        return rm.SVMm(Xa, ya, C1=args.C1, C2=args.C2, eps=args.eps, kernel=kern)
-
-    H.fast_vs_cvxpy(R, args, "SVMm", make, lambda: make(Xs, ys), 100, 1e-6)
-    R.record()
+    rbf = (lambda d: (rm.kernels.RBF(gamma=1.0 / d), f", RBF gamma = {1.0 / d:g}, "))
+    H.fast_vs_cvxpy_main(__doc__, "SVMm (RBF, intercept) vs the reference CVXPY dual", "SVMm",
+                         lambda X, y, kern, a: rm.SVMm(X, y, C1=a.C1, C2=a.C2, eps=a.eps,
+                                                       kernel=kern),
+                         dict(C1=1.0, C2=0.5, eps=0.5), ((250, 10), (1000, 10)), 60, rbf,
+                         target=100, gap_target=1e-6)
 
 
 if __name__ == "__main__":

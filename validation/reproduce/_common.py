@@ -495,3 +495,53 @@ def fit_path_cv(make, gammas, Xtr, ytr, Xte, yte, cv=5, seed=0):
         params["gamma"] = float(g)
     return {"score": float(np.mean(pred == yte)), "cv_score": float(est.best_score_),
             "best_params": params, "n_train": len(ytr), "n_test": len(yte)}
+
+
+# ---------------------------------------------------------------------------------------
+# the papers' numbers and the start of every script's main()
+# ---------------------------------------------------------------------------------------
+def paper_table(text, std=True):
+    """The numbers of a paper's tables, typed as text in the script. The first line names
+    the columns: ``file``, ``row``, ``table``, then one per method; every further line gives
+    our data file and the paper's row name (both quoted), the table key (e.g. the kernel)
+    and per method ``mean ± std`` (``std=False``: one value), ``-`` where the paper has no
+    figure.
+
+    Returns ``(numbers, names)``: ``numbers[table][row][method] = (mean, std)`` (or the one
+    value) and ``names[file] = row``, the paper's row of each data file."""
+    import shlex
+
+    lines = [shlex.split(ln.replace(" ± ", "±")) for ln in text.strip().splitlines()]
+    methods = lines[0][3:]
+    numbers, names = {}, {}
+    for file, row, table, *cells in lines[1:]:
+        if len(cells) != len(methods):
+            raise ValueError(f"paper_table: row {row!r} ({table}) has {len(cells)} cells for "
+                             f"{len(methods)} methods")
+        names.setdefault(file, row)
+        into = numbers.setdefault(table, {}).setdefault(row, {})
+        for meth, cell in zip(methods, cells):
+            if cell == "-":
+                continue
+            vals = tuple(float(v) for v in cell.split("±"))
+            into[meth] = vals if std else vals[0]
+    return numbers, names
+
+
+def begin(args, name, folder, quick_sets, all_sets, what="splits"):
+    """The start of a reproduction's ``main()``: the data sets (``--datasets``, else the
+    quick or the full list), the kernels (``--kernels``, when the script has it), the seeds
+    of the repeats (``seed + r``), the results folder; prints them and warms numba up.
+    Returns ``(datasets, kernels, seeds, out)`` (``kernels`` None without ``--kernels``)."""
+    datasets = select(args, quick_sets if args.quick and not args.datasets else list(all_sets))
+    kernels = ([k.strip() for k in args.kernels.split(",")] if hasattr(args, "kernels")
+               else None)
+    repeats = args.repeats or (2 if args.quick else 10)
+    seeds = [args.seed + r for r in range(repeats)]
+    out = outdir(args, folder)
+    print(f"{name} ({mode(args)}): data sets {datasets}"
+          + (f", kernels {kernels}" if kernels is not None else "") + f", {repeats} {what}")
+    print_seeds(seeds)
+    if not args.no_warmup:
+        print(f"numba warm-up {warmup():.1f} s")
+    return datasets, kernels, seeds, out

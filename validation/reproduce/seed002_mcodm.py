@@ -14,40 +14,29 @@ fit_intercept=False)``; the project has no Crammer-Singer solver of its own).
 """
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import _binary  # noqa: E402
-from _common import (fit_grid, load, minmax, mode, outdir, parser, pow2, print_seeds,  # noqa: E402
-                     run_cells, select, split, warmup)
+import _binary
+from _common import (begin, fit_grid, load, minmax, mode, paper_table, parser, pow2,
+                     run_cells, split)
 
 NAME = "seed002_mcodm"
-PAPER_NAMES = {"iris": "iris", "wine": "wine", "vehicle": "vehicle", "vowel": "vowel",
-               "segment": "segment", "satimage": "satimage", "penbased": "pendigits"}
 DATA_NOTES = {
     "vowel": "KEEL vowel has 13 features (paper: 10)",
     "satimage": "paper's std 8.0 for mcODM: its runs vary widely",
     "penbased": "KEEL penbased = pendigits (10,992 x 16)",
 }
-# Seed 002 Table 5(b), columns mcSVM, ovrSVM, ovoSVM, mcODM (% mean, std)
-T5 = {
-    "iris": {"mcSVM": (84.7, 5.0), "ovrSVM": (82.0, 5.0), "ovoSVM": (73.0, 7.1),
-             "mcODM": (87.3, 3.4)},
-    "wine": {"mcSVM": (96.5, 2.6), "ovrSVM": (97.0, 2.4), "ovoSVM": (96.8, 3.1),
-             "mcODM": (98.4, 1.9)},
-    "vehicle": {"mcSVM": (80.5, 2.1), "ovrSVM": (78.5, 2.9), "ovoSVM": (73.5, 3.5),
-                "mcODM": (85.6, 6.6)},
-    "vowel": {"mcSVM": (65.4, 2.1), "ovrSVM": (44.1, 2.6), "ovoSVM": (71.1, 4.9),
-              "mcODM": (65.6, 3.9)},
-    "segment": {"mcSVM": (95.3, 0.9), "ovrSVM": (92.3, 0.7), "ovoSVM": (93.2, 2.2),
-                "mcODM": (96.7, 1.3)},
-    "satimage": {"mcSVM": (81.8, 0.5), "ovrSVM": (80.1, 0.7), "ovoSVM": (77.4, 4.2),
-                 "mcODM": (89.1, 8.0)},
-    "pendigits": {"mcSVM": (94.8, 0.3), "ovrSVM": (91.8, 0.5), "ovoSVM": (95.7, 0.8),
-                  "mcODM": (96.7, 0.9)},
-}
+
+# Seed 002 Table 5(b), columns mcSVM, ovrSVM, ovoSVM, mcODM (% mean ± std)
+PAPER, PAPER_NAMES = paper_table("""
+file            row               table     mcSVM         ovrSVM        ovoSVM        mcODM
+"iris"          "iris"            linear    84.7 ± 5.0    82.0 ± 5.0    73.0 ± 7.1    87.3 ± 3.4
+"wine"          "wine"            linear    96.5 ± 2.6    97.0 ± 2.4    96.8 ± 3.1    98.4 ± 1.9
+"vehicle"       "vehicle"         linear    80.5 ± 2.1    78.5 ± 2.9    73.5 ± 3.5    85.6 ± 6.6
+"vowel"         "vowel"           linear    65.4 ± 2.1    44.1 ± 2.6    71.1 ± 4.9    65.6 ± 3.9
+"segment"       "segment"         linear    95.3 ± 0.9    92.3 ± 0.7    93.2 ± 2.2    96.7 ± 1.3
+"satimage"      "satimage"        linear    81.8 ± 0.5    80.1 ± 0.7    77.4 ± 4.2    89.1 ± 8.0
+"penbased"      "pendigits"       linear    94.8 ± 0.3    91.8 ± 0.5    95.7 ± 0.8    96.7 ± 0.9
+""")
+
 QUICK_DATASETS = ["iris", "wine"]
 
 
@@ -90,15 +79,8 @@ def main(argv=None):
     p = parser(__doc__.split("\n\n")[0])
     p.add_argument("--tol", type=float, default=1e-3, help="solver tolerance (CV and refit)")
     args = p.parse_args(argv)
-    datasets = select(args, QUICK_DATASETS if args.quick and not args.datasets
-                      else list(PAPER_NAMES))
-    repeats = args.repeats or (2 if args.quick else 10)
-    seeds = [args.seed + r for r in range(repeats)]
-    out = outdir(args, NAME)
-    print(f"{NAME} ({mode(args)}): data sets {datasets}, {repeats} splits")
-    print_seeds(seeds)
-    if not args.no_warmup:
-        print(f"numba warm-up {warmup():.1f} s")
+    datasets, _, seeds, out = begin(args, NAME, NAME, QUICK_DATASETS, PAPER_NAMES)
+    repeats = len(seeds)
     methods = ["mcSVM", "ovrSVM", "mcODM"]
     cells = _binary.make_cells(datasets, ["linear"], methods, seeds)
     rows = run_cells(cells, make_run(args.quick, args.tol), out / f"{mode(args)}_cells.csv",
@@ -114,7 +96,7 @@ def main(argv=None):
              "ovoSVM column is not reproduced (ovoSVM is not one of our estimators).",
              "mcSVM is scikit-learn's LinearSVC(crammer_singer) (LIBLINEAR, as the paper).",
              "mcODM is non-convex; the fitted point is a fixed point of Alg. 3 (max_outer 50)."]
-    return _binary.report(rows, datasets, ["linear"], methods, {"linear": T5}, PAPER_NAMES,
+    return _binary.report(rows, datasets, ["linear"], methods, PAPER, PAPER_NAMES,
                           DATA_NOTES, out, "Seed 002 Table 5: mcODM vs mcSVM and ovrSVM "
                           "(linear, accuracy %)", protocol, notes, quick=args.quick)
 

@@ -13,21 +13,10 @@ gamma in {2^-4, 2^-2, 2^0, 2^2, 2^4} / d. The SVM is seed 002's eq. 2,
 """
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import _binary  # noqa: E402
-from _common import (SVMPerSample, mode, outdir, parser, pow2, print_seeds, run_cells,  # noqa: E402
-                     select, warmup)
+import _binary
+from _common import SVMPerSample, begin, mode, paper_table, parser, pow2, run_cells
 
 NAME = "seed002_odm"
-# our file -> the row name in seed 002's Tables 2-3
-PAPER_NAMES = {"sonar": "sonar", "housevotes": "vote", "heart": "heart-statlog",
-               "haberman": "haberman", "bupa": "liver-disorders", "wdbc": "wdbc",
-               "australian": "austra", "pima": "diabetes", "tic-tac-toe": "tic-tac-toe",
-               "german": "credit-g", "spambase": "spambase"}
 DATA_NOTES = {
     "heart": "KEEL heart is Statlog heart (270 x 13), the paper's heart-statlog row",
     "housevotes": "KEEL housevotes: 232 rows without missing values (paper's vote)",
@@ -40,57 +29,52 @@ DATA_NOTES = {
     "pima": "no bias: see the note on diabetes",
 }
 
-# Seed 002 Table 2 (linear kernel), columns SVM, ODM^L, ODM: mean, std (%)
-T2 = {
-    "sonar": {"SVM": (76.1, 3.0), "ODML": (75.0, 3.6), "ODM": (75.4, 3.8)},
-    "vote": {"SVM": (93.0, 2.2), "ODML": (97.0, 1.3), "ODM": (97.0, 1.3)},
-    "heart-statlog": {"SVM": (82.7, 2.4), "ODML": (84.0, 2.5), "ODM": (83.8, 2.7)},
-    "haberman": {"SVM": (74.2, 2.1), "ODML": (73.3, 3.1), "ODM": (74.3, 2.2)},
-    "liver-disorders": {"SVM": (67.3, 2.8), "ODML": (67.8, 3.0), "ODM": (67.7, 3.9)},
-    "wdbc": {"SVM": (95.9, 1.5), "ODML": (96.8, 1.0), "ODM": (96.9, 1.0)},
-    "austra": {"SVM": (85.6, 1.4), "ODML": (86.0, 1.4), "ODM": (86.4, 1.5)},
-    "diabetes": {"SVM": (65.6, 1.9), "ODML": (77.4, 1.6), "ODM": (77.4, 1.7)},
-    "tic-tac-toe": {"SVM": (64.9, 1.2), "ODML": (65.0, 1.8), "ODM": (66.4, 1.6)},
-    "credit-g": {"SVM": (75.1, 1.6), "ODML": (74.9, 1.6), "ODM": (75.2, 1.6)},
-    "spambase": {"SVM": (92.7, 0.5), "ODML": (92.3, 0.6), "ODM": (92.3, 0.7)},
-}
-# Seed 002 Table 3 (RBF kernel), columns SVM, ODM^L, ODM
-T3 = {
-    "sonar": {"SVM": (78.3, 3.0), "ODML": (85.7, 3.6), "ODM": (85.8, 3.6)},
-    "vote": {"SVM": (95.7, 1.6), "ODML": (97.0, 1.3), "ODM": (97.0, 1.3)},
-    "heart-statlog": {"SVM": (82.8, 2.9), "ODML": (84.0, 2.5), "ODM": (83.8, 2.5)},
-    "haberman": {"SVM": (74.2, 2.1), "ODML": (74.2, 2.2), "ODM": (74.2, 2.2)},
-    "liver-disorders": {"SVM": (71.8, 3.2), "ODML": (72.1, 3.2), "ODM": (72.3, 3.1)},
-    "wdbc": {"SVM": (97.1, 1.1), "ODML": (97.2, 1.0), "ODM": (97.4, 1.0)},
-    "austra": {"SVM": (85.7, 1.3), "ODML": (86.3, 1.4), "ODM": (86.2, 1.4)},
-    "diabetes": {"SVM": (77.4, 1.4), "ODML": (77.4, 1.3), "ODM": (77.8, 1.7)},
-    "tic-tac-toe": {"SVM": (98.2, 0.4), "ODML": (98.2, 0.4), "ODM": (98.4, 0.6)},
-    "credit-g": {"SVM": (75.3, 1.8), "ODML": (75.3, 1.7), "ODM": (75.8, 1.4)},
-    "spambase": {"SVM": (93.2, 0.5), "ODML": (93.5, 0.2), "ODM": (93.6, 0.4)},
-}
-# Seed 000 Tables 2 (linear) and 3 (RBF), 50/50 split, 30 repeats (fractions x 100)
-S0_T2 = {
-    "sonar": {"SVM": (72.5, 3.9), "ODML": (73.6, 3.6), "ODM": (74.1, 3.5)},
-    "vote": {"SVM": (93.4, 2.2), "ODML": (97.0, 1.4), "ODM": (96.8, 1.3)},
-    "heart-statlog": {"SVM": (82.6, 3.1), "ODML": (82.1, 2.2), "ODM": (83.6, 2.8)},
-    "haberman": {"SVM": (73.4, 3.0), "ODML": (73.8, 2.0), "ODM": (73.4, 1.8)},
-    "liver-disorders": {"SVM": (67.5, 3.0), "ODML": (68.1, 2.6), "ODM": (67.2, 3.0)},
-    "wdbc": {"SVM": (96.3, 1.2), "ODML": (96.8, 1.1), "ODM": (96.9, 1.1)},
-    "austra": {"SVM": (85.7, 1.3), "ODML": (85.9, 1.5), "ODM": (86.2, 1.3)},
-    "diabetes": {"SVM": (67.1, 1.9), "ODML": (67.0, 2.1), "ODM": (67.1, 2.0)},
-    "credit-g": {"SVM": (72.6, 4.1), "ODML": (74.5, 1.5), "ODM": (74.7, 1.6)},
-}
-S0_T3 = {
-    "sonar": {"SVM": (84.2, 3.4), "ODML": (84.6, 3.2), "ODM": (85.7, 2.9)},
-    "vote": {"SVM": (94.6, 1.6), "ODML": (96.8, 1.3), "ODM": (96.4, 1.1)},
-    "heart-statlog": {"SVM": (81.5, 2.7), "ODML": (82.9, 2.6), "ODM": (83.4, 2.4)},
-    "haberman": {"SVM": (72.7, 2.4), "ODML": (73.1, 2.7), "ODM": (74.2, 2.1)},
-    "liver-disorders": {"SVM": (71.9, 3.0), "ODML": (71.2, 3.1), "ODM": (72.1, 3.2)},
-    "wdbc": {"SVM": (95.1, 1.1), "ODML": (96.1, 1.0), "ODM": (97.4, 1.0)},
-    "austra": {"SVM": (85.3, 1.3), "ODML": (85.7, 1.4), "ODM": (86.2, 1.5)},
-    "diabetes": {"SVM": (77.3, 1.4), "ODML": (77.1, 1.4), "ODM": (77.7, 1.4)},
-    "credit-g": {"SVM": (75.1, 1.4), "ODML": (75.0, 1.6), "ODM": (75.7, 1.6)},
-}
+# Seed 002 Tables 2 (linear kernel, table "linear") and 3 (RBF, "rbf"), columns SVM, ODM^L,
+# ODM: mean ± std (%) over 30 splits; seed 000 Tables 2 ("linear_s0") and 3 ("rbf_s0"), 50/50
+# split, 30 repeats (fractions x 100). "row" is the paper's name of our data file.
+PAPER, PAPER_NAMES = paper_table("""
+file            row               table      SVM           ODML          ODM
+"sonar"         "sonar"           linear     76.1 ± 3.0    75.0 ± 3.6    75.4 ± 3.8
+"sonar"         "sonar"           rbf        78.3 ± 3.0    85.7 ± 3.6    85.8 ± 3.6
+"sonar"         "sonar"           linear_s0  72.5 ± 3.9    73.6 ± 3.6    74.1 ± 3.5
+"sonar"         "sonar"           rbf_s0     84.2 ± 3.4    84.6 ± 3.2    85.7 ± 2.9
+"housevotes"    "vote"            linear     93.0 ± 2.2    97.0 ± 1.3    97.0 ± 1.3
+"housevotes"    "vote"            rbf        95.7 ± 1.6    97.0 ± 1.3    97.0 ± 1.3
+"housevotes"    "vote"            linear_s0  93.4 ± 2.2    97.0 ± 1.4    96.8 ± 1.3
+"housevotes"    "vote"            rbf_s0     94.6 ± 1.6    96.8 ± 1.3    96.4 ± 1.1
+"heart"         "heart-statlog"   linear     82.7 ± 2.4    84.0 ± 2.5    83.8 ± 2.7
+"heart"         "heart-statlog"   rbf        82.8 ± 2.9    84.0 ± 2.5    83.8 ± 2.5
+"heart"         "heart-statlog"   linear_s0  82.6 ± 3.1    82.1 ± 2.2    83.6 ± 2.8
+"heart"         "heart-statlog"   rbf_s0     81.5 ± 2.7    82.9 ± 2.6    83.4 ± 2.4
+"haberman"      "haberman"        linear     74.2 ± 2.1    73.3 ± 3.1    74.3 ± 2.2
+"haberman"      "haberman"        rbf        74.2 ± 2.1    74.2 ± 2.2    74.2 ± 2.2
+"haberman"      "haberman"        linear_s0  73.4 ± 3.0    73.8 ± 2.0    73.4 ± 1.8
+"haberman"      "haberman"        rbf_s0     72.7 ± 2.4    73.1 ± 2.7    74.2 ± 2.1
+"bupa"          "liver-disorders" linear     67.3 ± 2.8    67.8 ± 3.0    67.7 ± 3.9
+"bupa"          "liver-disorders" rbf        71.8 ± 3.2    72.1 ± 3.2    72.3 ± 3.1
+"bupa"          "liver-disorders" linear_s0  67.5 ± 3.0    68.1 ± 2.6    67.2 ± 3.0
+"bupa"          "liver-disorders" rbf_s0     71.9 ± 3.0    71.2 ± 3.1    72.1 ± 3.2
+"wdbc"          "wdbc"            linear     95.9 ± 1.5    96.8 ± 1.0    96.9 ± 1.0
+"wdbc"          "wdbc"            rbf        97.1 ± 1.1    97.2 ± 1.0    97.4 ± 1.0
+"wdbc"          "wdbc"            linear_s0  96.3 ± 1.2    96.8 ± 1.1    96.9 ± 1.1
+"wdbc"          "wdbc"            rbf_s0     95.1 ± 1.1    96.1 ± 1.0    97.4 ± 1.0
+"australian"    "austra"          linear     85.6 ± 1.4    86.0 ± 1.4    86.4 ± 1.5
+"australian"    "austra"          rbf        85.7 ± 1.3    86.3 ± 1.4    86.2 ± 1.4
+"australian"    "austra"          linear_s0  85.7 ± 1.3    85.9 ± 1.5    86.2 ± 1.3
+"australian"    "austra"          rbf_s0     85.3 ± 1.3    85.7 ± 1.4    86.2 ± 1.5
+"pima"          "diabetes"        linear     65.6 ± 1.9    77.4 ± 1.6    77.4 ± 1.7
+"pima"          "diabetes"        rbf        77.4 ± 1.4    77.4 ± 1.3    77.8 ± 1.7
+"pima"          "diabetes"        linear_s0  67.1 ± 1.9    67.0 ± 2.1    67.1 ± 2.0
+"pima"          "diabetes"        rbf_s0     77.3 ± 1.4    77.1 ± 1.4    77.7 ± 1.4
+"tic-tac-toe"   "tic-tac-toe"     linear     64.9 ± 1.2    65.0 ± 1.8    66.4 ± 1.6
+"tic-tac-toe"   "tic-tac-toe"     rbf        98.2 ± 0.4    98.2 ± 0.4    98.4 ± 0.6
+"german"        "credit-g"        linear     75.1 ± 1.6    74.9 ± 1.6    75.2 ± 1.6
+"german"        "credit-g"        rbf        75.3 ± 1.8    75.3 ± 1.7    75.8 ± 1.4
+"german"        "credit-g"        linear_s0  72.6 ± 4.1    74.5 ± 1.5    74.7 ± 1.6
+"german"        "credit-g"        rbf_s0     75.1 ± 1.4    75.0 ± 1.6    75.7 ± 1.6
+"spambase"      "spambase"        linear     92.7 ± 0.5    92.3 ± 0.6    92.3 ± 0.7
+"spambase"      "spambase"        rbf        93.2 ± 0.5    93.5 ± 0.2    93.6 ± 0.4
+""")
 
 QUICK_DATASETS = ["heart", "sonar"]
 
@@ -169,17 +153,10 @@ def main(argv=None):
                    help="append a constant feature 1 after scaling (a regularised bias; not "
                         "the seed's model, which has none); results in <script>_bias/")
     args = p.parse_args(argv)
-    datasets = select(args, QUICK_DATASETS if args.quick and not args.datasets
-                      else list(PAPER_NAMES))
-    kernels = [k.strip() for k in args.kernels.split(",")]
-    repeats = args.repeats or (2 if args.quick else 10)
-    seeds = [args.seed + r for r in range(repeats)]
-    out = outdir(args, NAME + ("" if args.search == "grid" else "_path")
-                 + ("_bias" if args.bias_feature else ""))
-    print(f"{NAME} ({mode(args)}): data sets {datasets}, kernels {kernels}, {repeats} splits")
-    print_seeds(seeds)
-    if not args.no_warmup:
-        print(f"numba warm-up {warmup():.1f} s")
+    datasets, kernels, seeds, out = begin(
+        args, NAME, NAME + ("" if args.search == "grid" else "_path")
+        + ("_bias" if args.bias_feature else ""), QUICK_DATASETS, PAPER_NAMES)
+    repeats = len(seeds)
     methods = ["SVM", "ODML", "ODM"]
     cells = _binary.make_cells(datasets, kernels, methods, seeds)
     run = _binary.cell_runner(builders(args.quick, args.tol, args.max_iter), train_size=0.8,
@@ -216,10 +193,9 @@ def main(argv=None):
              "Our data are KEEL's versions of the sets (validation/data/keel); the paper used "
              "LIBSVM/UCI versions, whose feature counts differ on several rows (see the flag "
              "reasons)."]
-    return _binary.report(rows, datasets, kernels, methods, {"linear": T2, "rbf": T3},
-                          PAPER_NAMES, DATA_NOTES, out,
+    return _binary.report(rows, datasets, kernels, methods, PAPER, PAPER_NAMES, DATA_NOTES, out,
                           "Seed 002 Tables 2-3: ODM and ODM^L vs SVM (accuracy %)", protocol,
-                          notes, second={"linear": S0_T2, "rbf": S0_T3},
+                          notes, second={"linear": PAPER["linear_s0"], "rbf": PAPER["rbf_s0"]},
                           second_label="seed 000 %", quick=args.quick)
 
 

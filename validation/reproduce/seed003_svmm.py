@@ -17,45 +17,44 @@ model); C1 and C are used as SPEC's 1/2||w||^2 convention states them.
 from __future__ import annotations
 
 import math
-import sys
-from pathlib import Path
+import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import numpy as np  # noqa: E402
-
-from _common import (load, markdown_table, mode, outdir, parser, run_cells,  # noqa: E402
+from _common import (load, markdown_table, mode, outdir, paper_table, parser, run_cells,
                      select, standardize, warmup, write_report)
 
 NAME = "seed003_svmm"
-PAPER_NAMES = {"sonar": "sonar", "ionosphere": "ionosphere", "wdbc": "wdbc", "bupa": "liver"}
 DATA_NOTES = {"ionosphere": "KEEL ionosphere has 33 features (the constant one dropped; "
                             "paper 34)",
               "bupa": "KEEL bupa = liver-disorders, 345 rows (paper's Table II: 354)"}
+
 # Seed 003 Table I: 10-fold CV error (%), columns SVMm, eps-SVM, SVM (no std printed)
-T1 = {
-    "linear": {"sonar": {"SVMm": 21.63, "eps-SVM": 23.08, "SVM": 32.69},
-               "ionosphere": {"SVMm": 9.12, "eps-SVM": 11.97, "SVM": 7.98},
-               "wdbc": {"SVMm": 2.11, "eps-SVM": 3.69, "SVM": 2.28},
-               "liver": {"SVMm": 30.43, "eps-SVM": 31.3, "SVM": 31.01}},
-    "poly2": {"sonar": {"SVMm": 17.79, "eps-SVM": 17.31, "SVM": 19.23},
-              "ionosphere": {"SVMm": 5.41, "eps-SVM": 5.98, "SVM": 5.98},
-              "wdbc": {"SVMm": 3.51, "eps-SVM": 4.75, "SVM": 3.51},
-              "liver": {"SVMm": 30.14, "eps-SVM": 29.86, "SVM": 30.72}},
-    "poly3": {"sonar": {"SVMm": 13.46, "eps-SVM": 12.98, "SVM": 13.46},
-              "ionosphere": {"SVMm": 5.98, "eps-SVM": 6.27, "SVM": 6.27},
-              "wdbc": {"SVMm": 2.64, "eps-SVM": 2.28, "SVM": 2.64},
-              "liver": {"SVMm": 28.7, "eps-SVM": 30.43, "SVM": 29.57}},
-    "gauss1": {"sonar": {"SVMm": 34.62, "eps-SVM": 34.62, "SVM": 42.79},
-               "ionosphere": {"SVMm": 5.41, "eps-SVM": 5.41, "SVM": 10.82},
-               "wdbc": {"SVMm": 6.5, "eps-SVM": 6.85, "SVM": 16.34},
-               "liver": {"SVMm": 32.17, "eps-SVM": 32.46, "SVM": 32.17}},
-}
+T1, PAPER_NAMES = paper_table("""
+file            row               table      SVMm          eps-SVM       SVM
+"sonar"         "sonar"           linear     21.63         23.08         32.69
+"sonar"         "sonar"           poly2      17.79         17.31         19.23
+"sonar"         "sonar"           poly3      13.46         12.98         13.46
+"sonar"         "sonar"           gauss1     34.62         34.62         42.79
+"ionosphere"    "ionosphere"      linear     9.12          11.97         7.98
+"ionosphere"    "ionosphere"      poly2      5.41          5.98          5.98
+"ionosphere"    "ionosphere"      poly3      5.98          6.27          6.27
+"ionosphere"    "ionosphere"      gauss1     5.41          5.41          10.82
+"wdbc"          "wdbc"            linear     2.11          3.69          2.28
+"wdbc"          "wdbc"            poly2      3.51          4.75          3.51
+"wdbc"          "wdbc"            poly3      2.64          2.28          2.64
+"wdbc"          "wdbc"            gauss1     6.5           6.85          16.34
+"bupa"          "liver"           linear     30.43         31.3          31.01
+"bupa"          "liver"           poly2      30.14         29.86         30.72
+"bupa"          "liver"           poly3      28.7          30.43         29.57
+"bupa"          "liver"           gauss1     32.17         32.46         32.17
+""", std=False)
 # Seed 003 Table II: 10-fold CV error (%), columns SimpleMKL, MKLm, eps-MKL
-T2 = {"sonar": {"SimpleMKL": 16.35, "MKLm": 13.46, "eps-MKL": 12.5},
-      "ionosphere": {"SimpleMKL": 4.27, "MKLm": 3.70, "eps-MKL": 3.99},
-      "wdbc": {"SimpleMKL": 2.64, "MKLm": 2.11, "eps-MKL": 2.64},
-      "liver": {"SimpleMKL": 34.20, "MKLm": 34.49, "eps-MKL": 32.46}}
+T2 = paper_table("""
+file            row               table      SimpleMKL     MKLm          eps-MKL
+"sonar"         "sonar"           mkl20      16.35         13.46         12.5
+"ionosphere"    "ionosphere"      mkl20      4.27          3.70          3.99
+"wdbc"          "wdbc"            mkl20      2.64          2.11          2.64
+"bupa"          "liver"           mkl20      34.20         34.49         32.46
+""", std=False)[0]["mkl20"]
 
 C_GRID = [0.1, 1.0, 10.0, 100.0, 1000.0]
 SIGMAS = [0.5, 1, 2, 5, 7, 10, 12, 15, 17, 20]
