@@ -142,7 +142,12 @@ def _drr_check(prob, sol):
         return {"finite": np.inf}, None
     n = W.shape[1]
     cols = np.unique(np.linspace(0, n - 1, min(DRM_CHECK_COLUMNS, n)).astype(int))
-    QW = prob.Q_D @ W[:, cols] + prob.beta * W[:, cols]
+    K, Wc = prob.gram, W[:, cols]          # built by the solve; H and B are never formed
+    QW = K @ Wc + prob.beta * Wc
+    if prob.alpha != 0.0:                  # alpha (H - B) Wc, H = diag K, B = blocks K_c / n_c
+        QW += prob.alpha * np.diag(K)[:, None] * Wc
+        for g in prob.groups:
+            QW[g] -= (prob.alpha / g.size) * (K[np.ix_(g, g)] @ Wc[g])
     Kx = prob.K_x[:, cols]
     r = np.linalg.norm(QW - Kx, axis=0) / (1.0 + np.linalg.norm(Kx, axis=0)
                                             + np.linalg.norm(QW, axis=0))
