@@ -7,12 +7,65 @@ polynomial and precomputed.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from hypothesis import strategies as st
 
 import refmodels as rm
 
 KERNELS = ("linear", "rbf", "poly", "precomputed")
+
+
+# ---------------------------------------------------------------------------------------
+# every scale (issue 11): the one vocabulary every property test draws its data through
+# ---------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Scale:
+    """How a drawn problem's features are scaled: ``X * factor + offset * factor`` (one
+    offset for every feature, the uncentred data a user hands over), the last ``m // 5`` rows
+    optionally near duplicates (relative 1e-9) of the first. Kernels keep their
+    data-independent hyperparameters, so the polynomial kernel on ``factor = 1e3`` data has
+    Gram entries up to 1e18, the RBF Gram tends to the identity (large factor) or to all
+    ones (small factor). ``good``: the unit scale, where the strict properties (agreement to
+    1e-6, every solve optimal) hold; elsewhere the tests state the trust property
+    (``contract.solve_trusted``)."""
+
+    factor: float = 1.0
+    offset: float = 0.0
+    near_duplicates: bool = False
+
+    @property
+    def good(self):
+        return self == UNIT
+
+    def features(self, X, rng=None, duplicates=True):
+        """``X`` at this scale (a new array; ``rng`` perturbs the near duplicates; test points
+        take ``duplicates=False``)."""
+        X = np.asarray(X, dtype=float) * self.factor + self.offset * self.factor
+        m = X.shape[0]
+        if duplicates and self.near_duplicates and m >= 5:
+            k = m // 5
+            noise = (rng or np.random.default_rng(0)).normal(size=(k, X.shape[1]))
+            X[-k:] = X[:k] * (1 + 1e-9 * noise)
+        return X
+
+
+UNIT = Scale()
+
+
+def scales(good=True):
+    """A :class:`Scale`: features times 10^k, k in -3..3, offset 0 / 10 / 1e3 (in units of
+    the factor), near duplicates or not; ``good=True`` also draws the unit scale (about half
+    the draws, and what Hypothesis shrinks to), ``good=False`` only bad scales."""
+    bad = st.builds(Scale, factor=st.sampled_from([10.0 ** k for k in (3, -3, 2, -2, 1, -1, 0)]),
+                    offset=st.sampled_from([0.0, 10.0, 1e3]),
+                    near_duplicates=st.booleans()).filter(lambda s: not s.good)
+    return st.one_of(st.just(UNIT), bad) if good else bad
+
+
+#: theta in [0, 0.95], or close to 1 (1 - 10^U(-4, -1)): the ODM/mcODM margin at every scale
+thetas = st.one_of(st.floats(0.0, 0.95), st.floats(-4.0, -1.0).map(lambda e: 1.0 - 10.0 ** e))
 
 
 def log_uniform(lo, hi):
@@ -28,20 +81,28 @@ def make_kernel(name, X, rng):
     if name == "poly":
         return rm.kernels.Polynomial(degree=int(rng.integers(2, 4)), gamma=1.0 / X.shape[1],
                                      coef0=1.0), X
-    # precomputed: an RBF Gram handed over as data
-    k = rm.kernels.RBF(gamma=0.5 / X.shape[1])
-    return rm.kernels.Precomputed(), k.gram(X)
+    # precomputed: an RBF Gram handed over as data; off the unit scale (all-ones Gram of
+    # tiny features) rounding leaves eigenvalues of -1e-8, which a user would not hand over:
+    # the Gram projected on the PSD cone
+    G = rm.kernels.RBF(gamma=0.5 / X.shape[1]).gram(X)
+    w, V = np.linalg.eigh(0.5 * (G + G.T))
+    if w[0] < 0:
+        G = (V * np.maximum(w, 0.0)) @ V.T
+        G = 0.5 * (G + G.T)
+    return rm.kernels.Precomputed(), G
 
 
 @st.composite
-def binary_data(draw, min_m=2, max_m=40, max_d=12, kernels=KERNELS):
-    """``(X, y, kernel, X_raw)`` for a binary problem; ``X`` is the Gram for precomputed."""
+def binary_data(draw, min_m=2, max_m=40, max_d=12, kernels=KERNELS, scale=None):
+    """``(X, y, kernel, scale)`` for a binary problem at a drawn :class:`Scale` (``scale``:
+    a strategy, default :func:`scales`); ``X`` is the Gram for precomputed."""
     seed = draw(st.integers(0, 2**32 - 1))
     m = draw(st.integers(min_m, max_m))
     d = draw(st.integers(1, max_d))
     kname = draw(st.sampled_from(kernels))
     imbalance = draw(st.sampled_from([0.5, 0.5, 0.2, 0.9]))
     duplicates = draw(st.booleans())
+    sc = draw(scales() if scale is None else scale)
     rng = np.random.default_rng(seed)
     y = np.where(rng.random(m) < imbalance, 1, -1)
     y[0], y[-1] = 1, -1                      # both classes present
@@ -53,16 +114,20 @@ def binary_data(draw, min_m=2, max_m=40, max_d=12, kernels=KERNELS):
         y[0], y[-1] = 1, -1
         if np.all(y == y[0]):
             y[1] = -y[0]
+    X = sc.features(X, rng)
     kernel, Xk = make_kernel(kname, X, rng)
-    return Xk, y, kernel, X
+    return Xk, y, kernel, sc
 
 
-def random_binary(seed, m=30, d=5, kernel="linear"):
-    """A deterministic instance for example-based tests."""
+def random_binary(seed, m=30, d=5, kernel="linear", scale=None):
+    """A deterministic instance for example-based tests (features at ``scale``, a
+    :class:`Scale`, when given)."""
     rng = np.random.default_rng(seed)
     y = np.where(rng.random(m) < 0.5, 1, -1)
     y[0], y[-1] = 1, -1
     X = rng.normal(size=(m, d)) + 0.8 * y[:, None] * rng.normal(size=d)[None, :]
+    if scale is not None:
+        X = scale.features(X, rng)
     k, Xk = make_kernel(kernel, X, rng)
     return Xk, y, k, X
 
@@ -202,26 +267,32 @@ def mklm_problems(draw, max_m=40):
     seed = draw(st.integers(0, 2**31))
     m = draw(st.integers(6, max_m))
     d = draw(st.integers(1, 5))
-    scale = draw(st.sampled_from([0.3, 1.0, 3.0]))
+    scale = draw(scales())
     names = draw(st.lists(st.sampled_from(["rbf", "rbf", "linear", "poly", "gram"]),
                           min_size=2, max_size=3))
     C1 = draw(log_uniform(1e-1, 1e2))
     C2 = draw(st.one_of(st.just(0.0), log_uniform(1e-2, 1e2)))
     eps = draw(st.one_of(st.just(0.0), st.floats(0.0, 2.0)))
-    X, y = mkl_data(seed, m, d, scale)
+    X, y = mkl_data(seed, m, d)
     rng = np.random.default_rng(seed)
+    X = scale.features(X, rng)
     kernels = [mkl_base_kernel(n, d, rng, X) for n in names]
     prob = rm.MKLm(X, y, kernels, C1=C1, C2=C2, eps=eps)
     prob._drawn = dict(seed=seed, m=m, d=d, scale=scale, names=names)
+    prob._scale = scale
     return prob
 
 
-def mcodm_problem(seed, m=20, d=4, k=3, kernel="linear", lam=1.0, mu=0.5, theta=0.3):
-    """``(rm.McODM, rng)``: k classes (each present), blobs around random centres."""
+def mcodm_problem(seed, m=20, d=4, k=3, kernel="linear", lam=1.0, mu=0.5, theta=0.3,
+                  scale=UNIT):
+    """``(rm.McODM, rng)``: k classes (each present), blobs around random centres, features
+    at ``scale``."""
     rng = np.random.default_rng(seed)
     y = rng.integers(0, k, m)
     y[:k] = np.arange(k)
     X = rng.normal(size=(m, d)) + 0.8 * rng.normal(size=(k, d))[y]
+    if scale != UNIT:
+        X = scale.features(X, rng)
     kern = {"linear": rm.kernels.Linear(),
             "rbf": rm.kernels.RBF(gamma=0.5 / d),
             "poly": rm.kernels.Polynomial(degree=2, gamma=1.0 / d, coef0=1.0)}[kernel]
@@ -239,9 +310,13 @@ def relaxed_mcodm_problems(draw, kernels=("linear", "rbf", "poly")):
     lam = draw(log_uniform(1e-2, 10.0))
     mu = draw(log_uniform(0.1, 10.0))
     theta = draw(st.floats(0.0, 0.9))
-    prob, rng = mcodm_problem(seed, m=m, d=d, k=k, kernel=kernel, lam=lam, mu=mu, theta=theta)
+    scale = draw(scales())
+    prob, rng = mcodm_problem(seed, m=m, d=d, k=k, kernel=kernel, lam=lam, mu=mu, theta=theta,
+                              scale=scale)
     M = rng.normal(size=m) * draw(st.sampled_from([0.1, 1.0, 3.0]))
-    return prob.relaxed(M)
+    rp = prob.relaxed(M)
+    rp._scale = scale
+    return rp
 
 
 def drr_kernel(name, X, Xt, rng):
@@ -258,19 +333,22 @@ def drr_kernel(name, X, Xt, rng):
 
 
 @st.composite
-def drr_data(draw, max_m=25, kernels=KERNELS):
-    """``(X, y, X_test, kernel)``: m <= 25 training points in 2-4 classes, 1-3 test points."""
+def drr_data(draw, max_m=25, kernels=KERNELS, scale=None):
+    """``(X, y, X_test, kernel, scale)``: m <= 25 training points in 2-4 classes, 1-3 test
+    points, at a drawn :class:`Scale` (``scale``: a strategy, default :func:`scales`)."""
     seed = draw(st.integers(0, 2**32 - 1))
     g = draw(st.integers(2, 4))
     m = draw(st.integers(max(g, 4), max_m))
     d = draw(st.integers(1, 6))
     n_test = draw(st.integers(1, 3))
     kname = draw(st.sampled_from(kernels))
+    sc = draw(scales() if scale is None else scale)
     rng = np.random.default_rng(seed)
     y = np.concatenate([np.arange(g), rng.integers(0, g, m - g)])
     rng.shuffle(y)
     centers = rng.normal(size=(g, d)) * 1.5
-    X = centers[y] + rng.normal(size=(m, d))
-    Xt = centers[rng.integers(0, g, n_test)] + rng.normal(size=(n_test, d))
+    X = sc.features(centers[y] + rng.normal(size=(m, d)), rng)
+    Xt = sc.features(centers[rng.integers(0, g, n_test)] + rng.normal(size=(n_test, d)),
+                     duplicates=False)
     kernel, Xk, Xtk = drr_kernel(kname, X, Xt, rng)
-    return Xk, y, Xtk, kernel
+    return Xk, y, Xtk, kernel, sc

@@ -7,7 +7,7 @@ from hypothesis import given, strategies as st
 from contract import BAD_INPUT, CASES, KNOWN_BAD_INPUT_BUGS, check_agrees, check_bad_input, \
     check_cache, check_sparse, check_warm_start, names
 from refmodels.registry import FAMILIES
-from strategies import log_uniform
+from strategies import log_uniform, scales
 
 
 def test_every_registered_family_has_a_case():
@@ -22,9 +22,10 @@ def test_matches_reference_and_certifies(family, data):
 
 
 @pytest.mark.parametrize("family", names("sparse"))
-@given(seed=st.integers(0, 2**31), h=log_uniform(1e-2, 1e2), density=st.floats(0.05, 0.6))
-def test_sparse_csr_matches_dense(family, seed, h, density):
-    check_sparse(CASES[family], seed, h, density)
+@given(seed=st.integers(0, 2**31), h=log_uniform(1e-2, 1e2), density=st.floats(0.05, 0.6),
+       scale=scales())
+def test_sparse_csr_matches_dense(family, seed, h, density, scale):
+    check_sparse(CASES[family], seed, h, density, factor=scale.factor)
 
 
 @pytest.mark.parametrize("family", names("cache"))

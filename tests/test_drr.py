@@ -7,20 +7,24 @@ from hypothesis import given, strategies as st
 
 import refmodels as rm
 from refmodels.regularizers import Regularizer
-from strategies import log_uniform
+from contract import solve_trusted
+from strategies import UNIT, log_uniform, scales
 
 INF = np.inf
 
 
-def make_instance(seed, m, d, g, n_test, kname, labels="int"):
+def make_instance(seed, m, d, g, n_test, kname, labels="int", scale=UNIT):
     """``(X, y, X_test, kernel, X_raw, Xt_raw, kfun)``: every class present, labels in an
-    arbitrary (non 0..g-1) encoding; for ``precomputed`` the data are Gram blocks."""
+    arbitrary (non 0..g-1) encoding, features at ``scale`` (:class:`strategies.Scale`); for
+    ``precomputed`` the data are Gram blocks."""
     rng = np.random.default_rng(seed)
     codes = np.concatenate([np.arange(g), rng.integers(0, g, m - g)])
     rng.shuffle(codes)
     centers = 1.5 * rng.normal(size=(g, d))
     X = centers[codes] + rng.normal(size=(m, d))
     Xt = centers[rng.integers(0, g, n_test)] + rng.normal(size=(n_test, d))
+    if scale != UNIT:
+        X, Xt = scale.features(X, rng), scale.features(Xt, duplicates=False)
     values = np.array([10, -3, 7, 42, 5])[:g] if labels == "int" else np.array(list("cabde"))[:g]
     y = values[codes]
     if kname == "linear":
@@ -43,7 +47,8 @@ def drr_data(draw, max_m=25, kernels=("linear", "rbf", "poly", "precomputed")):
     d = draw(st.integers(1, 6))
     n_test = draw(st.integers(1, 3))
     kname = draw(st.sampled_from(kernels))
-    return make_instance(seed, m, d, g, n_test, kname)
+    scale = draw(scales())
+    return make_instance(seed, m, d, g, n_test, kname, scale=scale) + (scale,)
 
 
 def explicit_matrices(X_raw, y, kfun):
@@ -62,7 +67,7 @@ def explicit_matrices(X_raw, y, kfun):
 # ---- Prop. IV.1 and the matrices -----------------------------------------------------------------
 @given(data=drr_data())
 def test_H_minus_B_is_psd_and_matrices_match(data):
-    X, y, Xt, k, X_raw, Xt_raw, kfun = data
+    X, y, Xt, k, X_raw, Xt_raw, kfun, _ = data
     prob = rm.DRR(X, y, Xt, alpha=1.0, beta=1.0, kernel=k)
     K, H, B = explicit_matrices(X_raw, y, kfun)
     np.testing.assert_allclose(prob.B, B, atol=1e-12)
@@ -82,9 +87,13 @@ DUALITY_CASES = [(2, 1, "identity"), (1.5, 3, "identity"), (INF, 1, "identity"),
 @pytest.mark.parametrize("q,r,rho", DUALITY_CASES)
 @given(data=drr_data(), alpha=log_uniform(1e-2, 1e2), beta=log_uniform(1e-2, 1e1))
 def test_primal_equals_dual_and_certificates(q, r, rho, data, alpha, beta):
-    X, y, Xt, k, *_ = data
+    X, y, Xt, k, *_, scale = data
     prob = rm.DRR(X, y, Xt, alpha=alpha, beta=beta, q=q, r=r, rho=rho, kernel=k)
-    p, d = prob.solve(form="primal"), prob.solve(form="dual")
+    sols = solve_trusted(prob, scale, lambda: prob.solve(form="primal"),
+                         lambda: prob.solve(form="dual"))
+    if not scale.good:          # off the unit scale: the trust property (solve_trusted)
+        return
+    p, d = sols
     assert p.objective.shape == (prob.n_test,) and p.coef.shape == (prob.m, prob.n_test)
     np.testing.assert_array_less(np.abs(p.objective - d.objective),
                                  1e-6 * (1 + np.abs(p.objective)))
@@ -99,10 +108,12 @@ def test_primal_equals_dual_and_certificates(q, r, rho, data, alpha, beta):
 
 @given(data=drr_data(), alpha=log_uniform(1e-2, 1e2), beta=log_uniform(1e-3, 1e2))
 def test_drm_closed_form_equals_cvxpy(data, alpha, beta):
-    X, y, Xt, k, *_ = data
+    X, y, Xt, k, *_, scale = data
     drm = rm.DRM(X, y, Xt, alpha=alpha, beta=beta, kernel=k)
-    cf = drm.closed_form()
-    p = drm.solve(form="primal")
+    sols = solve_trusted(drm, scale, drm.closed_form, lambda: drm.solve(form="primal"))
+    if not scale.good:          # off the unit scale: the trust property (solve_trusted)
+        return
+    cf, p = sols
     np.testing.assert_array_less(np.abs(p.objective - cf.objective),
                                  1e-6 * (1 + np.abs(cf.objective)))
     # eq. 13 directly (explicit solve; the reference uses Cholesky)
@@ -177,7 +188,7 @@ def test_alpha_zero_group_lasso():
 @given(data=drr_data(kernels=("rbf", "linear")), alpha=log_uniform(1e-2, 1e1))
 def test_objective_is_eq8(data, alpha):
     """primal_value against eq. 8 written from scratch (explicit K, H, B)."""
-    X, y, Xt, k, X_raw, Xt_raw, kfun = data
+    X, y, Xt, k, X_raw, Xt_raw, kfun, _ = data
     prob = rm.DRR(X, y, Xt, alpha=alpha, beta=0.5, q=2, r=1, rho=3, kernel=k)
     K, H, B = explicit_matrices(X_raw, y, kfun)
     Kx = kfun.cross(X_raw, Xt_raw)

@@ -17,7 +17,7 @@ from fast._prox import group_norm_prox
 from refmodels import base as rm_base
 from refmodels.regularizers import GroupNorm, Regularizer
 
-from contract import QRRHO, check_refused, rel
+from contract import BAD_SCALE_MAX_ITER, QRRHO, check_refused, rel, solve_trusted
 from strategies import drr_data, log_uniform
 
 
@@ -73,11 +73,15 @@ def test_prox_matches_closed_forms():
 @given(data=drr_data(max_m=15), qrp=st.sampled_from(QRRHO), beta=log_uniform(1e-1, 1e1))
 def test_drr_ppa_matches_apg(data, qrp, beta):
     """PPA (Alg. 4 with the regularizer's prox) reaches the same optimum as APG."""
-    X, y, Xt, kernel = data
+    X, y, Xt, kernel, scale = data
     prob = rm.DRR(X, y, Xt, alpha=0.5, beta=beta, q=qrp[0], r=qrp[1], rho=qrp[2], kernel=kernel)
-    a = fast.solve(prob, method="apg")
-    p = fast.solve(prob, method="ppa")
-    assert p.status == "optimal"
+    if not scale.good:          # off the unit scale: the trust property (solve_trusted)
+        solve_trusted(prob, scale,
+                      lambda: fast.solve(prob, method="apg", max_iter=BAD_SCALE_MAX_ITER),
+                      lambda: fast.solve(prob, method="ppa", max_iter=BAD_SCALE_MAX_ITER))
+        return
+    a, p = solve_trusted(prob, scale, lambda: fast.solve(prob, method="apg"),
+                         lambda: fast.solve(prob, method="ppa"))
     assert rel(p.objective, a.objective) <= 1e-8
     assert prob.certify(p, reference=a).ok
 
@@ -88,15 +92,20 @@ def test_drr_ppa_matches_apg(data, qrp, beta):
 @given(data=drr_data(), alpha=st.one_of(st.just(0.0), log_uniform(1e-2, 1e1)),
        beta=log_uniform(1e-2, 1e1))
 def test_drm_all_methods_agree(data, alpha, beta):
-    X, y, Xt, kernel = data
+    X, y, Xt, kernel, scale = data
     prob = rm.DRM(X, y, Xt, alpha=alpha, beta=beta, kernel=kernel)
+    methods = ["gd", "ppa", "apg"] + (["linear_ppa"] if kernel.is_linear else [])
+    if not scale.good:          # off the unit scale: the trust property (solve_trusted)
+        solve_trusted(prob, scale, lambda: fast.solve(prob),
+                      *[lambda m=m: fast.solve(prob, method=m, max_iter=BAD_SCALE_MAX_ITER)
+                        for m in methods])
+        return
     cf = fast.solve(prob)
     assert cf.solver == "fast:closed_form"
     ref = prob.closed_form()
     scale = np.abs(ref.coef).max()
     assert np.abs(cf.coef - ref.coef).max() <= 1e-10 * scale
     np.testing.assert_allclose(cf.objective, ref.objective, rtol=1e-10, atol=1e-12)
-    methods = ["gd", "ppa", "apg"] + (["linear_ppa"] if kernel.is_linear else [])
     for method in methods:
         sol = fast.solve(prob, method=method)
         assert sol.status == "optimal", method
@@ -195,12 +204,15 @@ class WeightedGroupL2(Regularizer):
 @given(data=drr_data(max_m=20), which=st.sampled_from(["enet", "wgl"]),
        lam=log_uniform(1e-1, 1e1), beta=log_uniform(1e-2, 1e1))
 def test_user_regularizer_through_apg(data, which, lam, beta):
-    X, y, Xt, kernel = data
+    X, y, Xt, kernel, scale = data
     reg = ElasticNet(lam1=lam, lam2=1.0 / lam) if which == "enet" else WeightedGroupL2()
     prob = rm.DRR(X, y, Xt, alpha=0.3, beta=beta, kernel=kernel, regularizer=reg)
-    sol = fast.solve(prob)
+    if not scale.good:          # off the unit scale: the trust property (solve_trusted)
+        solve_trusted(prob, scale, lambda: fast.solve(prob, max_iter=BAD_SCALE_MAX_ITER),
+                      prob.solve)
+        return
+    sol, ref = solve_trusted(prob, scale, lambda: fast.solve(prob), prob.solve)
     assert sol.status == "optimal" and sol.solver == "fast:apg"
-    ref = prob.solve()
     assert rel(sol.objective, ref.objective) <= 1e-6
     assert prob.certify(sol, reference=ref).ok
 

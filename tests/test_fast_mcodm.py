@@ -15,8 +15,9 @@ from sklearn.exceptions import ConvergenceWarning
 
 import fast
 import refmodels as rm
-from contract import rel
+from contract import rel, solve_trusted
 from fast._mcodm_block import block_objective, solve_block
+from refmodels.derive.mcodm import mcodm_block_alg4_printed   # the printed Alg. 4
 from strategies import log_uniform, mcodm_problem as make_problem, \
     relaxed_mcodm_problems as relaxed_problems
 
@@ -136,32 +137,6 @@ def test_block_solver_case_test_matches_both_sides():
             assert np.allclose(np.r_[a, b], np.r_[za, zb], atol=1e-8)
 
 
-def _alg4_as_printed(A, B, D, E, F, y):
-    """Alg. 4 exactly as seed 002 prints it (nu never divided by its denominator)."""
-    k = B.size
-    Bh = B.copy()
-    Bh[0], Bh[y] = Bh[y], Bh[0]
-    Bh[1:] = np.sort(Bh[1:])[::-1]
-    i, nu = 2, A * B[y] / D
-    while i <= k and nu / (i - 2 + A / D) < Bh[i - 1]:
-        nu += Bh[i - 1]
-        i += 1
-    alpha = np.zeros(k)
-    if nu <= B[y] + D * F / A:
-        off = np.arange(k) != y
-        alpha[off] = np.minimum(0, (nu - B[off]) / A)
-        alpha[y] = (nu - B[y]) / D
-        return alpha, 0.0
-    i, nu = 2, (A * E * Bh[0] + A * A * F) / (D * E - A * A)
-    while i <= k and nu / (i - 2 + A * E / (D * E - A * A)) < Bh[i - 1]:
-        nu += Bh[i - 1]
-        i += 1
-    off = np.arange(k) != y
-    alpha[off] = np.minimum(0, (nu - B[off]) / A)
-    alpha[y] = (E * nu - A * F - E * B[y]) / (D * E - A * A)
-    return alpha, (A * alpha[y] - F) / E
-
-
 def test_alg4_as_printed_is_wrong_erratum():
     """SPEC §5's erratum: the printed Alg. 4 misses the division of nu."""
     rng = np.random.default_rng(0)
@@ -170,7 +145,7 @@ def test_alg4_as_printed_is_wrong_erratum():
         k, y = 3, 0
         A = 1.0 + rng.random()
         B, D, E, F = rng.normal(size=k), A + 1.0, A + 2.0, rng.normal()
-        a, b = _alg4_as_printed(A, B, D, E, F, y)
+        a, b = mcodm_block_alg4_printed(A, B, D, E, F, y)
         za, zb = block_by_enumeration(A, B, D, E, F, y)
         wrong += not np.allclose(np.r_[a, b], np.r_[za, zb], atol=1e-6)
     assert wrong >= 25
@@ -221,6 +196,11 @@ def test_block_qp_is_eq23_restricted_to_block(kernel):
 @settings(max_examples=6)
 @given(relaxed_problems(kernels=("linear",)))
 def test_linear_path_equals_gram_path(rp):
+    if not rp._scale.good:      # off the unit scale: the trust property (solve_trusted)
+        solve_trusted(rp, rp._scale,
+                      lambda: fast.solve(rp, random_state=1, max_iter=300000, path="linear"),
+                      lambda: fast.solve(rp, random_state=1, max_iter=300000, path="gram"))
+        return
     s_lin = fast.solve(rp, random_state=1, max_iter=300000, path="linear")
     s_gram = fast.solve(rp, random_state=1, max_iter=300000, path="gram", with_W=True)
     assert s_lin.info["path"] == "linear" and s_gram.info["path"] == "gram"
@@ -496,6 +476,10 @@ def test_pinv_step_on_singular_face():
 @settings(max_examples=10)
 @given(relaxed_problems())
 def test_polish_on_and_off_reach_the_same_optimum(rp):
+    if not rp._scale.good:      # off the unit scale: the trust property (solve_trusted)
+        solve_trusted(rp, rp._scale, lambda: fast.solve(rp, random_state=2, max_iter=300000),
+                      lambda: fast.solve(rp, random_state=2, max_iter=300000, polish=False))
+        return
     s_on = fast.solve(rp, random_state=2, max_iter=300000)
     s_off = fast.solve(rp, random_state=2, max_iter=300000, polish=False)
     assert s_on.status == s_off.status == "optimal"

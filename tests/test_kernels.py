@@ -9,14 +9,15 @@ from hypothesis import given, strategies as st
 from sklearn.metrics.pairwise import polynomial_kernel, rbf_kernel
 
 import refmodels as rm
+from strategies import scales
 from refmodels.kernels import EIG_CUTOFF, empirical_map
 
 
 @given(seed=st.integers(0, 2**31), m=st.integers(1, 30), d=st.integers(1, 8),
-       kind=st.sampled_from(["linear", "rbf", "poly"]))
-def test_empirical_map_reproduces_gram(seed, m, d, kind):
+       kind=st.sampled_from(["linear", "rbf", "poly"]), scale=scales())
+def test_empirical_map_reproduces_gram(seed, m, d, kind, scale):
     rng = np.random.default_rng(seed)
-    X = rng.normal(size=(m, d))
+    X = scale.features(rng.normal(size=(m, d)), rng)
     k = {"linear": rm.kernels.Linear(), "rbf": rm.kernels.RBF(gamma=0.7),
          "poly": rm.kernels.Polynomial(degree=2, gamma=0.5, coef0=1.0)}[kind]
     G = k.gram(X)

@@ -6,33 +6,41 @@ from hypothesis import given, strategies as st
 from sklearn.exceptions import ConvergenceWarning
 
 import refmodels as rm
-from strategies import KERNELS, log_uniform, make_kernel, projected_gradient, random_binary
+from contract import solve_trusted
+from strategies import KERNELS, log_uniform, make_kernel, projected_gradient, random_binary, \
+    scales, thetas
 
 
 # ---- data -------------------------------------------------------------------------------------
-def random_multiclass(seed, m=24, d=4, k=3, kernel="linear", spread=1.0):
-    """Gaussian blobs, one per class (every class present), with kernel ``kernel``."""
+def random_multiclass(seed, m=24, d=4, k=3, kernel="linear", spread=1.0, scale=None):
+    """Gaussian blobs, one per class (every class present), with kernel ``kernel``, features
+    at ``scale`` (a :class:`strategies.Scale`) when given."""
     rng = np.random.default_rng(seed)
     y = rng.integers(0, k, m)
     y[:k] = np.arange(k)
     X = rng.normal(size=(m, d)) + spread * rng.normal(size=(k, d))[y]
+    if scale is not None:
+        X = scale.features(X, rng)
     kern, Xk = make_kernel(kernel, X, rng)
     return Xk, y, kern, X
 
 
 @st.composite
 def multiclass_data(draw, max_m=30, max_d=8, kernels=KERNELS):
-    """``(X, y, kernel, M)``: k in 2..5, m up to ``max_m``, random ``M`` (scale 0.1..10)."""
+    """``(X, y, kernel, M, scale)``: k in 2..5, m up to ``max_m``, random ``M`` (scale
+    0.1..10), features at a drawn :class:`strategies.Scale`."""
     seed = draw(st.integers(0, 2**32 - 1))
     k = draw(st.integers(2, 5))
     m = draw(st.integers(k, max_m))
     d = draw(st.integers(1, max_d))
     kname = draw(st.sampled_from(kernels))
     spread = draw(st.sampled_from([0.0, 1.0, 3.0]))
-    X, y, kern, _ = random_multiclass(seed, m=m, d=d, k=k, kernel=kname, spread=spread)
+    scale = draw(scales())
+    X, y, kern, _ = random_multiclass(seed, m=m, d=d, k=k, kernel=kname, spread=spread,
+                                      scale=scale)
     rng = np.random.default_rng(seed + 1)
     M = rng.normal(size=m) * draw(log_uniform(0.1, 10.0))
-    return X, y, kern, M
+    return X, y, kern, M, scale
 
 
 def eq23_qp(R):
@@ -71,9 +79,12 @@ def eq23_qp(R):
 @given(data=multiclass_data(), lam=log_uniform(1e-2, 1e3), mu=log_uniform(1e-2, 1e2),
        theta=st.floats(0.0, 0.95))
 def test_relaxed_strong_duality_and_certificates(data, lam, mu, theta):
-    X, y, kernel, M = data
+    X, y, kernel, M, scale = data
     R = rm.McODM(X, y, lam=lam, mu=mu, theta=theta, kernel=kernel).relaxed(M)
-    p, d = R.solve(form="primal"), R.solve(form="dual")
+    sols = solve_trusted(R, scale, lambda: R.solve(form="primal"), lambda: R.solve(form="dual"))
+    if not scale.good:          # off the unit scale: the trust property (solve_trusted)
+        return
+    p, d = sols
     assert abs(p.objective - d.objective) <= 1e-6 * (1 + abs(p.objective))
     # P* = -D*_min: the dual objective (maximisation form) at the dual optimum
     assert abs(R.dual_value({"alpha": d.variables["alpha"], "beta": d.variables["beta"]})
@@ -279,10 +290,10 @@ def _odm():
 
 
 @given(seed=st.integers(0, 2**32 - 1), kernel=st.sampled_from(KERNELS),
-       lam=log_uniform(1e-2, 1e2), mu=log_uniform(1e-2, 1e2), theta=st.floats(0.0, 0.9))
-def test_k2_objective_identity_with_binary_odm(seed, kernel, lam, mu, theta):
+       lam=log_uniform(1e-2, 1e2), mu=log_uniform(1e-2, 1e2), theta=thetas, scale=scales())
+def test_k2_objective_identity_with_binary_odm(seed, kernel, lam, mu, theta, scale):
     ODM = _odm()
-    X, y, k, _ = random_binary(seed % 1000, m=20, d=3, kernel=kernel)
+    X, y, k, _ = random_binary(seed % 1000, m=20, d=3, kernel=kernel, scale=scale)
     mc = rm.McODM(X, y, lam=lam, mu=mu, theta=theta, kernel=k)
     odm = ODM(X, y, lam=2 * lam, mu=mu, theta=theta, kernel=k)
     v = np.random.default_rng(seed).normal(size=mc.F.shape[1]) * 2.0
