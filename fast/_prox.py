@@ -39,6 +39,8 @@ from numba import njit
 from refmodels._numeric import dual_exponent, illinois_update, regula_falsi_point
 
 _MAXIT = 400
+#: typed flags, not literals: one compiled specialisation of _solve_N / _S for both
+_NO, _YES = np.bool_(False), np.bool_(True)
 _XTOL = 1e-15
 #: the root-bracketing step written once (:mod:`refmodels._numeric`), compiled here
 _secant = njit(cache=True)(regula_falsi_point)
@@ -375,10 +377,10 @@ def _prox_abs(b, offs, s, q, r, p, y):
     rstar = 1.0 if math.isinf(r) else r / (r - 1.0)
     tt = np.empty(g)
     if p == 1.0:
-        _solve_N(b, offs, s, s, 1.0, rs1, rstar, q, r, y, tt, False)
+        _solve_N(b, offs, s, s, 1.0, rs1, rstar, q, r, y, tt, _NO)
         return
     if p <= r:
-        _solve_N(b, offs, 0.0, s, p, rs1, rstar, q, r, y, tt, True)
+        _solve_N(b, offs, 0.0, s, p, rs1, rstar, q, r, y, tt, _YES)
         return
     # p > r: outer H(tau) = tau - s N(tau)^(p-1), increasing in tau
     an = np.empty(g)
@@ -390,7 +392,7 @@ def _prox_abs(b, offs, s, q, r, p, y):
         return
     lo, hi = 0.0, s * N0 ** (p - 1.0)
     flo = -hi
-    fhi = hi - s * _solve_N(b, offs, hi, hi, 1.0, rs1, rstar, q, r, y, tt, False) ** (p - 1.0)
+    fhi = hi - s * _solve_N(b, offs, hi, hi, 1.0, rs1, rstar, q, r, y, tt, _NO) ** (p - 1.0)
     side = 0
     x = hi
     for _ in range(_MAXIT):
@@ -398,14 +400,14 @@ def _prox_abs(b, offs, s, q, r, p, y):
             x = hi
             break
         x = _secant(lo, hi, flo, fhi)
-        fx = x - s * _solve_N(b, offs, x, x, 1.0, rs1, rstar, q, r, y, tt, False) ** (p - 1.0)
+        fx = x - s * _solve_N(b, offs, x, x, 1.0, rs1, rstar, q, r, y, tt, _NO) ** (p - 1.0)
         if fx == 0.0:
             break
         lo, hi, flo, fhi, side = _illinois(
             x, fx, lo, hi, flo, fhi, side, True)
         if hi - lo <= _XTOL * hi:
             break
-    _solve_N(b, offs, x, x, 1.0, rs1, rstar, q, r, y, tt, False)
+    _solve_N(b, offs, x, x, 1.0, rs1, rstar, q, r, y, tt, _NO)
 
 
 @njit(cache=True)

@@ -550,7 +550,7 @@ def _do_shrinking(has_eq, active_size, n_live, unshrink, tol, pidx, f, fbar, QD,
         else:
             M = select_single(active_size, f, A, S, P, U, QD)[2]
             Gmax1 = Gmax2 = M
-    q = 0
+    q = np.int64(0)        # not a literal: one compiled specialisation of the callees
     while q < active_size:
         if has_eq:
             sh = _be_shrunk_eq(q, f, A, S, P, U, Gmax1, Gmax2)
@@ -623,8 +623,8 @@ def wss_variables(pt, s, p, u, alpha, QD_pt, src, stats):
     caller's variable indices: ``(i, j, m(alpha) - M(alpha))`` (``j = -1``: none)."""
     k, n_live, pidx, vid, A, S, P, U, QD, f, fbar, UP, LOW = _setup(pt, s, p, u, alpha, QD_pt,
                                                                    src, stats)
-    iq, ib, jq, jb, viol = _select(True, n_live, False, -np.inf, -1, pidx, f, UP, LOW, QD, A,
-                                   S, P, U, src, stats)
+    iq, ib, jq, jb, viol = _select(True, n_live, np.bool_(False), -np.inf, np.int64(-1), pidx,
+                                   f, UP, LOW, QD, A, S, P, U, src, stats)
     i = vid[iq, ib] if iq >= 0 else -1
     j = vid[jq, jb] if jq >= 0 else -1
     return i, j, viol
@@ -658,14 +658,14 @@ def smo_solve(pt_in, s_in, p_in, u_in, QD_pt, alpha_in, has_eq, tol, max_iter, s
     # the first iterations otherwise scan every variable (SVMm m = 1,000: same iterations,
     # 20% less time; the final unshrink-and-recheck keeps the stop exact)
     counter = min(n, 1000) // 4 + 1
-    unshrink = False
+    unshrink = np.bool_(False)    # typed, not literal (one specialisation of the callees)
     hit_max = False
     since_full = 0
     period = max(100 * n_var, 10_000)
-    have_up = False               # (Gmax, imax) of scan_up known from the last step
+    have_up = np.bool_(False)     # (Gmax, imax) of scan_up known from the last step
     stable = 0                    # steps since the free set last changed
     wait = NEWTON_WAIT
-    Gmax, imax = -np.inf, -1
+    Gmax, imax = -np.inf, np.int64(-1)
     while True:
         if it >= max_iter:
             hit_max = True
@@ -692,8 +692,9 @@ def smo_solve(pt_in, s_in, p_in, u_in, QD_pt, alpha_in, has_eq, tol, max_iter, s
             if active_size < n_live:
                 reconstruct_gradient(active_size, n_live, pidx, f, fbar, A, S, U, src, stats)
                 active_size = n_live
-                iq, ib, jq, jb, viol = _select(has_eq, active_size, False, Gmax, imax, pidx,
-                                               f, UP, LOW, QD, A, S, P, U, src, stats)
+                iq, ib, jq, jb, viol = _select(has_eq, active_size, np.bool_(False), Gmax,
+                                               imax, pidx, f, UP, LOW, QD, A, S, P, U, src,
+                                               stats)
                 if viol <= tol or jq < 0:
                     break
                 stats[_RESUME] += 1          # a shrunk variable violates: resume on all

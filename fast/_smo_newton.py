@@ -152,7 +152,7 @@ def _newton(active_size, has_eq, pidx, f, fbar, UP, LOW, A, S, P, U, src, stats,
     z = np.empty(r)
     w = np.empty(r)
     for _ in range(8):
-        n = 0
+        n = np.int64(0)     # not a literal: one specialisation of _cholesky
         for a in range(r):
             if not fixed[a]:
                 sub[n] = a
