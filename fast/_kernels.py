@@ -274,6 +274,28 @@ class RowSource:
             return self.src.G @ c
         return None
 
+    def times(self, v):
+        """``K v`` exactly, from kernel rows: the Gram, or the rows of the non-zeros of ``v``
+        from the LRU cache (computed on a miss). After an SMO the support vectors' rows are
+        mostly cached, so the self-check re-evaluates the returned point at the cost of an
+        axpy per support vector instead of recomputing their kernel rows."""
+        v = np.ascontiguousarray(v, dtype=np.float64)
+        if self.path == "gram":
+            return self.src.G @ v
+        return _rows_times(v, self.src, np.zeros(8))
+
+
+@njit(cache=True)
+def _rows_times(v, src, stats):
+    """``sum_i v_i K[i, :]`` over the non-zeros of ``v`` (``K`` symmetric: ``K v``)."""
+    out = np.zeros(v.shape[0])
+    for i in range(v.shape[0]):
+        if v[i] != 0.0:
+            row = source_row(i, src, stats)
+            for j in range(v.shape[0]):
+                out[j] += v[i] * row[j]
+    return out
+
 
 @njit(cache=True)
 def source_row(k, src, stats):

@@ -52,7 +52,9 @@ def _binary_check(prob, sol):
     if not finite or not np.isfinite(b):
         return {"finite": np.inf}, np.nan
     if coef is not None:
-        P, gamma, Gc = prob.objective_at(coef, b)
+        rows = sol.__dict__.pop("_kernel_rows", None)    # the solver's exact kernel rows
+        Gc = rows.times(coef) if rows is not None else None
+        P, gamma, Gc = prob.objective_at(coef, b, Gc=Gc)
         if prob.kernel.is_linear and w is not None:
             wc = np.asarray(prob.X.T @ coef).ravel()
             res["w = X^T coef"] = float(np.linalg.norm(w - wc)) / (1.0 + np.linalg.norm(w))
@@ -185,6 +187,7 @@ def finish(prob, sol, user_tol=None, repair=None, tol=CHECK_MARGIN * CERT_TOL):
     chance (a stable recomputation of the returned point).
     """
     if sol.status != "optimal":
+        sol.__dict__.pop("_kernel_rows", None)   # the solver's row cache: not kept
         return sol
     res, P = check(prob, sol)
     if res is None:

@@ -116,6 +116,8 @@ def solve_svm_with_intercept(prob, tol=None, max_iter=None, warm_start=None, cac
         _smo_run.warn_max_iter("SVM", viol, tol, max_iter, prob)
     info = _smo_run.info_dict(source, stats, viol, tol, shrinking)
     info["dual_objective"] = float(np.sum(alpha) - 0.5 * float(coef @ Kc))
-    return Solution(objective=obj, coef=coef, intercept=b, variables=variables, status=status,
-                    solver="fast:smo", form="fast", time=time.perf_counter() - t0, n_iter=it,
-                    info=info)
+    sol = Solution(objective=obj, coef=coef, intercept=b, variables=variables, status=status,
+                   solver="fast:smo", form="fast", time=time.perf_counter() - t0, n_iter=it,
+                   info=info)
+    sol._kernel_rows = source        # for fast.solve's self-check (G coef from these rows)
+    return sol

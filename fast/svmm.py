@@ -92,6 +92,8 @@ def solve(prob, method=None, tol=None, max_iter=None, random_state=None, warm_st
     info = _smo_run.info_dict(source, stats, viol, tol, shrinking)
     info["dual_objective"] = float(np.sum(alpha) - (1.0 + eps) * np.sum(beta)
                                    - 0.5 * float(coef @ Kc))
-    return Solution(objective=obj, coef=coef, intercept=b, variables=variables, status=status,
-                    solver="fast:smo", form="fast", time=time.perf_counter() - t0, n_iter=it,
-                    info=info)
+    sol = Solution(objective=obj, coef=coef, intercept=b, variables=variables, status=status,
+                   solver="fast:smo", form="fast", time=time.perf_counter() - t0, n_iter=it,
+                   info=info)
+    sol._kernel_rows = source        # for fast.solve's self-check (G coef from these rows)
+    return sol

@@ -535,16 +535,17 @@ class BinaryProblem(Problem):
             return ex[2]
         return float(w @ w)
 
-    def objective_at(self, coef, b=0.0):
+    def objective_at(self, coef, b=0.0, Gc=None):
         """The canonical primal objective at ``f = sum_i coef_i k(x_i, .) + b``, evaluated
         through kernel products (``G coef``; no feature map), with the margins.
 
         Returns ``(P, gamma, G coef)``. The families state the objective once, in
         ``objective_from_margins(gamma, ||w||^2)``; :meth:`primal_value` is the same
-        function in feature-space coordinates.
+        function in feature-space coordinates. ``Gc``: ``G coef`` when the caller has it
+        from exact kernel rows (a solver's row cache).
         """
         coef = np.asarray(coef, dtype=float)
-        Gc = self.gram_times(coef)
+        Gc = self.gram_times(coef) if Gc is None else np.asarray(Gc, dtype=float)
         gamma = self.y * (Gc + (b if self.has_intercept else 0.0))
         wnorm2 = max(float(coef @ Gc), 0.0)
         return self.objective_from_margins(gamma, wnorm2), gamma, Gc
