@@ -438,15 +438,14 @@ STALL_TOL = 1e-8
 
 def minimize(K_times, K_block, y, c, mu, theta, beta0=None, tol=DEFAULT_TOL,
              max_iter=DEFAULT_MAX_ITER, refine=1, line_search_on=True, K_cols=None,
-             K_diag=None, lowrank=None):
+             lowrank=None):
     """Minimise ``f(beta)`` (module docstring). ``K_times(v) = K v``; ``K_block(idx) =
     K[idx][:, idx]`` (dense); ``K_cols(idx) = K[:, idx]`` (optional: then a step whose
-    set changed little updates the last factor instead of a new one). ``K_diag``
-    (optional, with ``K_cols``): the diagonal of ``K``; then, when ``K`` is close to a
-    low-rank matrix on the scale of the shift (:func:`pivoted_cholesky`, rank at most
-    ``LOWRANK_MAX_FRAC m``), each piece is solved by CG preconditioned with it instead of a
-    Cholesky of the active block (``O(m^2)`` per CG step against ``O(|S|^3)``); ``lowrank``
-    gives that factor ready-made (:func:`lowrank_factor`). Returns ``(beta, o, zeta,
+    set changed little updates the last factor instead of a new one). ``lowrank``
+    (optional): a ``V`` with ``K - V V^T`` small on the scale of the shift
+    (:func:`lowrank_factor`); each piece is then solved by CG preconditioned with it
+    instead of a Cholesky of the active block (``O(m^2)`` per CG step against
+    ``O(|S|^3)``). Returns ``(beta, o, zeta,
     beta_d, info)`` with ``o = K beta``
     and the multipliers of the better of two representations (eq. 14 at the margins, or
     read off the last piece's minimiser); ``info``: ``n_iter`` (Newton steps),
@@ -462,10 +461,6 @@ def minimize(K_times, K_block, y, c, mu, theta, beta0=None, tol=DEFAULT_TOL,
     stop, n_iter, n_active = "max_iter", 0, 0
     f_prev = np.inf
     best = None                      # (residual, beta, o, zeta, beta_d, representation)
-    if lowrank is None and K_diag is not None and K_cols is not None:
-        lowrank = pivoted_cholesky(K_diag, lambda i: K_cols(np.array([i])).ravel(),
-                                   LOWRANK_TRACE_FRAC * min(a, a / mu),
-                                   int(LOWRANK_MAX_FRAC * m))
     solver = _PieceSolver(K_times, K_block, K_cols, y, a, mu, lo, hi, refine=refine,
                           lowrank=lowrank)
     solves = []

@@ -109,6 +109,13 @@ def _ratio(res, tol):
     return {k: v / (CERT_TOL if k.startswith(FULL) else tol) for k, v in res.items()}
 
 
+def _certificate_worst(prob, sol):
+    """The full certificate's worst residual, named with :data:`FULL` (judged at
+    ``CERT_TOL``)."""
+    name, value = prob.certify(sol, reference=False).worst
+    return {FULL + name + ")": abs(value)}
+
+
 def _badly_scaled(prob):
     """Data or kernel far from unit scale, with ``m`` small enough for the full certificate
     (``AUTO_REFERENCE_MAX_M``): there the kernel-product residuals of :func:`_binary_check`
@@ -135,8 +142,7 @@ def _drr_check(prob, sol):
     ``O(m^2)`` per point, where the certificate's empirical map would cost an ``m^3``
     eigendecomposition (six times the solve at m = 4,000)."""
     if _badly_scaled(prob):
-        cert = prob.certify(sol, reference=False)
-        return {FULL + cert.worst[0] + ")": abs(cert.worst[1])}, None
+        return _certificate_worst(prob, sol), None
     if sol.info.get("residual") is not None and np.isfinite(sol.info["residual"]):
         return None, None
     W = np.asarray(sol.coef, float)
@@ -167,8 +173,7 @@ def check(prob, sol):
         if linear and "duality gap" not in res:
             res.update(_full_check(prob, sol)[0] or {})
         elif not linear and np.all(np.isfinite(list(res.values()))) and _badly_scaled(prob):
-            cert = prob.certify(sol, reference=False)
-            res[FULL + cert.worst[0] + ")"] = abs(cert.worst[1])   # judged at CERT_TOL
+            res.update(_certificate_worst(prob, sol))
         return res, P
     return _full_check(prob, sol)
 

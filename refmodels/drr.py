@@ -246,10 +246,8 @@ class DRR(Problem):
             return self.closed_form()
         if not isinstance(solver, str):
             raise ValueError(f"solver must be the name of a CVXPY solver; got {solver!r}")
-        if form == "dual" or self.regularizer.has_conjugate_expr:
-            other = "primal" if form == "dual" else "dual"
-        else:
-            other = "primal"
+        # the other form of the ladder: the dual needs the regularizer's CVXPY conjugate
+        other = "dual" if form == "primal" and self.regularizer.has_conjugate_expr else "primal"
 
         def build(f, s, verbose, opts):
             return (self._solve_primal if f == "primal" else self._solve_dual)(s, verbose, opts)
@@ -292,8 +290,8 @@ class DRR(Problem):
         accurate to about the square root of its gap tolerance, which leaves a first-order
         residual (what :meth:`certify` checks when the regularizer has no conjugate) near
         1e-6. Each step lowers eq. 8's objective; they stop when the scaled residual is
-        below 1e-10, the objective stops falling, or after ``REFINE_STEPS``. The polished
-        point is kept only if its residual is smaller."""
+        below 1e-10, the objective stops falling, or after ``REFINE_STEPS``; the last
+        iterate that lowered the objective is returned (the ladder then certifies it)."""
         if not np.all(np.isfinite(w)) or not 0 < self.sigma_max < np.inf:
             return w
         try:
@@ -303,27 +301,29 @@ class DRR(Problem):
             return w
 
     def _prox_gradient_steps(self, w, j):
+        """The steps of :meth:`_refine`: one product with ``Q_D`` and one prox each (the
+        prox that measures an iterate's residual is the next iterate)."""
         t = 1.0 / self.sigma_max
-        kx, groups, reg = self.K_x[:, j], self.groups, self.regularizer
-        def value(v):
-            return 0.5 * v @ (self.Q_D @ v) - kx @ v + self.beta * reg.value(v, groups)
+        kx, groups, reg, beta = self.K_x[:, j], self.groups, self.regularizer, self.beta
+        scale0 = 1.0 + float(np.linalg.norm(kx))
 
-        res0, sc = self.prox_gradient_residual(w, j)
-        best, best_res = w, res0 / sc
-        obj = value(w)
+        def at(v):
+            """``(objective, prox step from v, scaled residual of v)``, as
+            :meth:`prox_gradient_residual` measures it."""
+            q = self.Q_D @ v
+            step = np.asarray(reg.prox(v - t * (q - kx), t * beta, groups), float)
+            res = float(np.linalg.norm(v - step)) / t / (scale0 + float(np.linalg.norm(q)))
+            return 0.5 * v @ q - kx @ v + beta * reg.value(v, groups), step, res
+
+        obj, nxt, res = at(w)
         for _ in range(self.REFINE_STEPS):
-            if best_res <= 1e-10:
+            if res <= 1e-10 or not np.all(np.isfinite(nxt)):
                 break
-            g = self.Q_D @ best - kx
-            nxt = np.asarray(reg.prox(best - t * g, t * self.beta, groups), float)
-            if not np.all(np.isfinite(nxt)):
-                break
-            nobj = value(nxt)
+            nobj, nstep, nres = at(nxt)
             if not nobj <= obj:
                 break
-            r, sc = self.prox_gradient_residual(nxt, j)
-            best, best_res, obj = nxt, r / sc, nobj
-        return best
+            w, obj, nxt, res = nxt, nobj, nstep, nres
+        return w
 
     def _primal_problem(self, reg):
         import cvxpy as cp

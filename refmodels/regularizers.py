@@ -127,7 +127,10 @@ def project_l1_ball(v, radius):
     s = np.sort(a)[::-1]
     cs = np.cumsum(s)
     k = np.arange(1, s.size + 1)
-    rho = np.nonzero(s * k > cs - radius)[0][-1]
+    # k = 1 always qualifies in exact arithmetic; a radius below the rounding of cs (1e-17
+    # against 0.7) can make the comparison fail for every k
+    hits = np.nonzero(s * k > cs - radius)[0]
+    rho = hits[-1] if hits.size else 0
     theta = (cs[rho] - radius) / (rho + 1.0)
     return np.sign(v) * np.maximum(a - theta, 0.0)
 

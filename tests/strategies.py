@@ -81,15 +81,19 @@ def make_kernel(name, X, rng):
     if name == "poly":
         return rm.kernels.Polynomial(degree=int(rng.integers(2, 4)), gamma=1.0 / X.shape[1],
                                      coef0=1.0), X
-    # precomputed: an RBF Gram handed over as data; off the unit scale (all-ones Gram of
-    # tiny features) rounding leaves eigenvalues of -1e-8, which a user would not hand over:
-    # the Gram projected on the PSD cone
-    G = rm.kernels.RBF(gamma=0.5 / X.shape[1]).gram(X)
+    # precomputed: an RBF Gram handed over as data
+    return rm.kernels.Precomputed(), psd_gram(rm.kernels.RBF(gamma=0.5 / X.shape[1]).gram(X))
+
+
+def psd_gram(G):
+    """``G`` projected on the PSD cone when rounding left negative eigenvalues: off the unit
+    scale (tiny or offset features) an RBF Gram computed from ``||x||^2 + ||z||^2 - 2 x^T z``
+    has eigenvalues down to -1e-4, which a user would not hand over as a Gram."""
     w, V = np.linalg.eigh(0.5 * (G + G.T))
-    if w[0] < 0:
-        G = (V * np.maximum(w, 0.0)) @ V.T
-        G = 0.5 * (G + G.T)
-    return rm.kernels.Precomputed(), G
+    if w[0] >= 0:
+        return G
+    G = (V * np.maximum(w, 0.0)) @ V.T
+    return 0.5 * (G + G.T)
 
 
 @st.composite
@@ -329,7 +333,7 @@ def drr_kernel(name, X, Xt, rng):
     if name == "poly":
         return rm.kernels.Polynomial(degree=2, gamma=1.0 / d, coef0=1.0), X, Xt
     k = rm.kernels.RBF(gamma=0.5 / d)
-    return rm.kernels.Precomputed(), k.gram(X), k.cross(Xt, X)
+    return rm.kernels.Precomputed(), psd_gram(k.gram(X)), k.cross(Xt, X)
 
 
 @st.composite

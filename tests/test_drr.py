@@ -8,7 +8,7 @@ from hypothesis import given, strategies as st
 import refmodels as rm
 from refmodels.regularizers import Regularizer
 from contract import solve_trusted
-from strategies import UNIT, log_uniform, scales
+from strategies import UNIT, log_uniform, psd_gram, scales
 
 INF = np.inf
 
@@ -35,7 +35,7 @@ def make_instance(seed, m, d, g, n_test, kname, labels="int", scale=UNIT):
         k = rm.kernels.Polynomial(degree=2, gamma=1.0 / d, coef0=1.0)
     else:
         base = rm.kernels.RBF(gamma=0.5 / d)
-        return base.gram(X), y, base.cross(Xt, X), rm.kernels.Precomputed(), X, Xt, base
+        return psd_gram(base.gram(X)), y, base.cross(Xt, X), rm.kernels.Precomputed(), X, Xt, base
     return X, y, Xt, k, X, Xt, k
 
 
