@@ -41,6 +41,8 @@ from refmodels._numeric import dual_exponent, illinois_update, regula_falsi_poin
 _MAXIT = 400
 #: typed flags, not literals: one compiled specialisation of _solve_N / _S for both
 _NO, _YES = np.bool_(False), np.bool_(True)
+#: the Illinois bracket's "no side kept yet", typed for the same reason (one _illinois)
+_NOSIDE = np.int64(0)
 _XTOL = 1e-15
 #: the root-bracketing step written once (:mod:`refmodels._numeric`), compiled here
 _secant = njit(cache=True)(regula_falsi_point)
@@ -172,7 +174,7 @@ def _lq_prox_abs(b, t, q, y):
         hi += 2.0
         fhi = hi + (q - 1.0) * math.log(max(_y_of_kappa(b, math.exp(hi), q, y), 1e-300)) \
             - math.log(t)
-    side = 0
+    side = _NOSIDE
     x = lo
     for _ in range(_MAXIT):
         x = _secant(lo, hi, flo, fhi)
@@ -181,7 +183,7 @@ def _lq_prox_abs(b, t, q, y):
         if fx == 0.0:
             break
         lo, hi, flo, fhi, side = _illinois(
-            x, fx, lo, hi, flo, fhi, side, True)
+            x, fx, lo, hi, flo, fhi, side, _YES)
         if hi - lo <= 1e-15 * max(1.0, abs(x)):
             break
     return _y_of_kappa(b, math.exp(x), q, y)
@@ -208,7 +210,7 @@ def _group_given_C(b, C, rs1, q, y):
         lo, hi = 0.0, d
         flo = nb - (C * 0.0 ** rs1 if rs1 > 0.0 else C)
         fhi = -(C * d ** rs1 if rs1 > 0.0 else C)
-        side = 0
+        side = _NOSIDE
         x = 0.5 * (lo + hi)
         for _ in range(_MAXIT):
             x = _secant(lo, hi, flo, fhi)
@@ -216,7 +218,7 @@ def _group_given_C(b, C, rs1, q, y):
             if fx == 0.0:
                 break
             lo, hi, flo, fhi, side = _illinois(
-                x, fx, lo, hi, flo, fhi, side, False)
+                x, fx, lo, hi, flo, fhi, side, _NO)
             if hi - lo <= _XTOL * hi:
                 break
         _lq_prox_abs(b, x, q, y)
@@ -242,7 +244,7 @@ def _group_given_C(b, C, rs1, q, y):
         fhi = math.log(a) - rs1 * (hi + (q - 1.0) * math.log(a)) - logC
         if hi > 700.0:
             break
-    side = 0
+    side = _NOSIDE
     x = lo
     for _ in range(_MAXIT):
         x = _secant(lo, hi, flo, fhi)
@@ -251,7 +253,7 @@ def _group_given_C(b, C, rs1, q, y):
         if fx == 0.0:
             break
         lo, hi, flo, fhi, side = _illinois(
-            x, fx, lo, hi, flo, fhi, side, False)
+            x, fx, lo, hi, flo, fhi, side, _NO)
         if hi - lo <= 1e-15 * max(1.0, abs(x)):
             break
     a = _y_of_kappa(b, math.exp(x), q, y)
@@ -317,7 +319,7 @@ def _solve_N(b, offs, tau, s, p, rs1, rstar, q, r, y, tt, folded):
         thi = s * hi ** (p - 1.0) if folded else tau
         fhi = _S(b, offs, hi, tau, s, p, rs1, rstar, q, y, tt, folded) - thi
         it += 1
-    side = 0
+    side = _NOSIDE
     x = hi
     if flo <= 0.0:
         x = lo
@@ -329,7 +331,7 @@ def _solve_N(b, offs, tau, s, p, rs1, rstar, q, r, y, tt, folded):
             if fx == 0.0:
                 break
             lo, hi, flo, fhi, side = _illinois(
-                x, fx, lo, hi, flo, fhi, side, False)
+                x, fx, lo, hi, flo, fhi, side, _NO)
             if hi - lo <= _XTOL * hi:
                 break
     _S(b, offs, x, tau, s, p, rs1, rstar, q, y, tt, folded)
@@ -357,7 +359,7 @@ def _prox_abs(b, offs, s, q, r, p, y):
         lo, hi = 0.0, N0
         flo = N0
         fhi = _r1_sum(b, offs, s * N0 ** (p - 1.0), q, y) - N0
-        side = 0
+        side = _NOSIDE
         x = hi
         for _ in range(_MAXIT):
             if fhi >= 0.0:
@@ -368,7 +370,7 @@ def _prox_abs(b, offs, s, q, r, p, y):
             if fx == 0.0:
                 break
             lo, hi, flo, fhi, side = _illinois(
-                x, fx, lo, hi, flo, fhi, side, False)
+                x, fx, lo, hi, flo, fhi, side, _NO)
             if hi - lo <= _XTOL * hi:
                 break
         _r1_sum(b, offs, s * x ** (p - 1.0), q, y)
@@ -393,7 +395,7 @@ def _prox_abs(b, offs, s, q, r, p, y):
     lo, hi = 0.0, s * N0 ** (p - 1.0)
     flo = -hi
     fhi = hi - s * _solve_N(b, offs, hi, hi, 1.0, rs1, rstar, q, r, y, tt, _NO) ** (p - 1.0)
-    side = 0
+    side = _NOSIDE
     x = hi
     for _ in range(_MAXIT):
         if fhi <= 0.0:
@@ -404,7 +406,7 @@ def _prox_abs(b, offs, s, q, r, p, y):
         if fx == 0.0:
             break
         lo, hi, flo, fhi, side = _illinois(
-            x, fx, lo, hi, flo, fhi, side, True)
+            x, fx, lo, hi, flo, fhi, side, _YES)
         if hi - lo <= _XTOL * hi:
             break
     _solve_N(b, offs, x, x, 1.0, rs1, rstar, q, r, y, tt, _NO)
@@ -444,12 +446,12 @@ def group_norm_prox(V, steps, q, r, p, groups, layout=None):
     vec = V.ndim == 1
     V2 = V[:, None] if vec else V
     k = V2.shape[1]
-    steps = np.ascontiguousarray(np.broadcast_to(np.asarray(steps, np.float64), (k,)))
+    steps = np.array(np.broadcast_to(np.asarray(steps, np.float64), (k,)))
     q, r, p = float(q), float(r), float(p)
     if p == 2.0 and q == 2.0 and (r == 2.0 or len(groups) == 1):
         out = V2 / (1.0 + steps)[None, :]
         return out[:, 0] if vec else out
     perm, offs, r_eff = layout if layout is not None else group_layout(groups, q, r)
-    out = np.empty_like(V2)
+    out = np.empty(V2.shape)           # C order whatever V's layout: one compiled _prox_columns
     _prox_columns(np.ascontiguousarray(V2), steps, perm, offs, q, r_eff, p, out)
     return out[:, 0] if vec else out
