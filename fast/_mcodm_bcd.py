@@ -148,8 +148,9 @@ def _block(i, A, T, R, linear, y, M, alpha, beta, coef, theta, aD, aE, B, anew, 
 def _bcd(linear, R, xsq, y, M, alpha, beta, coef, T, S, c, mu, theta, tol, kkt_tol,
          max_epochs, seed, calm_needed):
     """Epochs of block coordinate descent (eq. 24 per sample, random order) on one path:
-    Gram (``R = G``, ``T = S^T`` so that a block update is ``k`` contiguous AXPYs
-    ``S^T[l, :] += delta_l G[i, :]``) or linear (``R = X``, ``T = W^T`` stored explicitly,
+    Gram (``R = G``, ``T = S^T`` a C-contiguous copy of the scores, so that a block update
+    is ``k`` contiguous AXPYs ``S^T[l, :] += delta_l G[i, :]``; copied back into ``S`` for
+    each stopping test) or linear (``R = X``, ``T = W^T`` stored explicitly,
     seed 002 §4.2; ``S`` is scratch, recomputed as ``X W`` at each check). Runs until the
     relative gap (maintained scores) is at most ``tol`` and the scaled KKT residual at most
     ``kkt_tol``, or (``calm_needed > 0``) until the face has not changed for ``calm_needed``
@@ -182,6 +183,9 @@ def _bcd(linear, R, xsq, y, M, alpha, beta, coef, T, S, c, mu, theta, tol, kkt_t
                 for f in range(T.shape[1]):
                     wn2 += T[l, f] * T[l, f]
         else:
+            for i in range(m):                 # S (m x k) from the maintained S^T = T
+                for l in range(k):
+                    S[i, l] = T[l, i]
             wn2 = _coef_dot(coef, S)
         P, Dm, r, done = _stop(S, coef, alpha, beta, y, M, c, mu, theta, wn2, tol, kkt_tol)
         if done:

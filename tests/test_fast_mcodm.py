@@ -245,6 +245,43 @@ def test_outer_loop_example_matches_reference():
     assert prob.certify(sol).ok
 
 
+@pytest.mark.parametrize("seed", [0, 2, 3])
+def test_accelerated_outer_loop_reaches_the_reference_fixed_point(seed):
+    # lam = 20: the plain outer loop converges slowly (~40 rounds, each change of W ~0.9 of
+    # the last); the Anderson steps (accelerate=True, the default) reach the reference's
+    # stopping test (a round changing W by less than tol) in fewer rounds, at the same point.
+    # fast.mcodm.solve: the solver itself, without fast.solve's self-check and its refinement
+    from fast.mcodm import solve as solve_outer
+
+    prob, _ = make_problem(seed, m=24, d=3, k=3, kernel="linear", lam=20.0, mu=0.5, theta=0.2)
+    ref = prob.solve(max_outer=200)
+    acc = solve_outer(prob, random_state=0, max_outer=200)
+    plain = solve_outer(prob, random_state=0, max_outer=200, accelerate=False)
+    assert ref.status == acc.status == plain.status == "optimal"
+    assert acc.info["accelerate"] is True and acc.info["extrapolated"] >= 1
+    assert plain.info["accelerate"] is False and plain.info["extrapolated"] == 0
+    assert plain.n_iter == ref.n_iter            # accelerate=False is the reference's loop
+    assert acc.n_iter < plain.n_iter
+    assert acc.info["changes"][-1] < acc.info["tol"]
+    W_ref = ref.variables["W"]
+    for sol in (acc, plain):
+        assert np.linalg.norm(prob._W_of(sol) - W_ref) <= 1e-4 * max(1.0, np.linalg.norm(W_ref))
+        assert prob.certify(sol).ok
+
+
+def test_one_compiled_layout_for_both_paths():
+    # the Gram path keeps its scores C-contiguous as the linear path does: the numba
+    # functions that read them are compiled for one layout only
+    from fast import _mcodm_bcd as B
+
+    for kernel in ("linear", "rbf"):
+        prob, _ = make_problem(1, m=15, kernel=kernel)
+        fast.solve(prob, random_state=0)
+    for f in (B._bcd, B._stop, B._coef_dot, B._face_system):
+        arrays = [a for sig in f.signatures for a in sig if hasattr(a, "layout")]
+        assert arrays and all(a.layout == "C" for a in arrays), (f.__name__, f.signatures)
+
+
 # ---------------------------------------------------------------------------------------
 # status, warnings, reproducibility, validation
 # ---------------------------------------------------------------------------------------
@@ -303,7 +340,7 @@ def test_bad_arguments_relaxed(kwargs, match):
 
 @pytest.mark.parametrize("kwargs, match", [
     ({"max_outer": 0}, "max_outer"), ({"max_outer": 1.5}, "max_outer"),
-    ({"inner_tol": -1e-3}, "inner_tol"),
+    ({"inner_tol": -1e-3}, "inner_tol"), ({"accelerate": 1}, "accelerate"),
 ])
 def test_bad_arguments_outer(kwargs, match):
     prob, _ = make_problem(0, m=10)

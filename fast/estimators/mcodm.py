@@ -60,10 +60,14 @@ class McODMClassifier(BaseMarginClassifier):
     <<mu theta kernel gamma degree coef0 tol:outer max_iter:outer random_state:bcd>>
     max_outer : int >= 1, default=200
         Rounds of Alg. 3's outer loop. A fit that stops at ``max_outer`` warns
-        (``ConvergenceWarning``) and says why (see the Notes). 200 rather than the
-        reference's 50 (``refmodels.McODM.solve``): on breast_cancer (``MinMaxScaler``,
-        ``lam = m``) the changes of ``W`` shrink only by ~0.83 per round and reach 1e-6
-        after ~65 rounds; the rounds are warm-started, so the extra ones are cheap.
+        (``ConvergenceWarning``) and says why (see the Notes). The solver takes Anderson
+        steps once the plain loop is slow (:mod:`fast.mcodm`): with ``MinMaxScaler``,
+        ``lam = m``, 70% of each set, it converges (change of ``W`` < ``tol``) in 39
+        rounds on digits (linear; the plain loop of ``refmodels.McODM.solve`` needs 737,
+        its changes shrinking by ~0.985 per round), 29 on breast_cancer (linear; plain
+        793), 16 (RBF; plain 77), 17 on wine (linear; plain 98), 2-7 elsewhere. 200, rather
+        than the reference's 50, leaves room for other data; the rounds are warm-started,
+        so the extra ones are cheap.
 
     Attributes
     ----------
