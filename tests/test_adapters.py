@@ -249,6 +249,21 @@ def test_ridge_with_and_without_intercept_multi_target():
         from_sklearn(est, X, T)
 
 
+def test_ridge_float32_fit_maps_and_certifies():
+    """scikit-learn fits Ridge on float32 data in float32: its intercept_ is ybar - xbar^T coef_
+    to float32 rounding only (it was refused at 1e-8); the point certifies, and an intercept
+    1e-3 off is still refused."""
+    X, t = load_breast_cancer(return_X_y=True)
+    X32 = MinMaxScaler().fit_transform(X).astype(np.float32)   # xbar far from 0
+    est = Ridge(alpha=1.0).fit(X32, t)
+    assert est.coef_.dtype == np.float32
+    prob, sol = from_sklearn(est, X32, t)
+    assert prob.certify(sol, tol=TOL, reference=False).ok
+    est.intercept_ = est.intercept_ + np.float32(1e-3)
+    with pytest.raises(ValueError, match="intercept_"):
+        from_sklearn(est, X32, t)
+
+
 def test_kernel_ridge_kernels_and_prediction_identity():
     X, y = data("wine")
     t = pm1(y)
