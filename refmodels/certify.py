@@ -119,8 +119,11 @@ class Certificate:
             elif name in ("duality gap", "complementarity", "objective gap") and feasible \
                     and v <= 1e-2:
                 out[name] = (f"stopped early: the point is feasible and close ({v:.1e}); the "
-                             "solver's own tolerance was looser than the certificate's. Solve "
-                             f"to a tighter tolerance, or certify with tol >= {self.holds_at:.1g}")
+                             "solver's own tolerance was looser than the certificate's, or its "
+                             "arithmetic allows no better (LIBSVM keeps kernel values in single "
+                             "precision: with a large C or kernel scale its fits stall near "
+                             "1e-6..1e-3 whatever tol is asked). Solve to a tighter tolerance "
+                             f"where the solver can, or certify with tol >= {self.holds_at:.1g}")
             elif name.startswith("stationarity") and feasible and not (
                     failing & {"duality gap", "complementarity"}):
                 out[name] = ("the coefficients are not the map of the dual variables given "
