@@ -65,13 +65,16 @@ def solve(prob, method=None, tol=None, max_iter=None, random_state=None, warm_st
 
     def refine(prob, sol):
         """The generic second chance: the same solver, warm-started from its own point, at
-        a tighter tolerance (the family's own ``repair`` hook, if any, comes instead)."""
+        a tighter tolerance (``REFINE_TOL``, or the family module's ``refine_tol(prob)``
+        where its ``tol`` means something else; the family's own ``repair`` hook, if any,
+        comes instead)."""
         import warnings
 
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                return module.solve(prob, method=method, tol=REFINE_TOL, max_iter=max_iter,
+                tight = getattr(module, "refine_tol", lambda prob: REFINE_TOL)(prob)
+                return module.solve(prob, method=method, tol=tight, max_iter=max_iter,
                                     random_state=random_state, warm_start=sol, **options)
         except (ValueError, TypeError):
             return None                   # no warm start for this method
