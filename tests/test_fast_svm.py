@@ -1,8 +1,11 @@
 """fast.solve on SVM (SPEC §1, no intercept): DCD's path choice, LIBLINEAR, the SVM with
 intercept handed to the SMO, warm starts outside the box. Agreement with the reference,
 CSR = dense, the cache path and the warm start from its own solution: tests/test_contract.py."""
+import warnings
+
 import numpy as np
 import pytest
+from sklearn.exceptions import ConvergenceWarning
 
 import fast
 import refmodels as rm
@@ -53,3 +56,28 @@ def test_warm_start_outside_the_box():
             fast.solve(bad, warm_start=sol)
     with pytest.raises(ValueError, match="warm_start"):
         fast.solve(prob, warm_start=rm.solution.Solution(objective=0.0, coef=None))
+
+
+def test_svm_intercept_raw_scale_is_honest():
+    """A 1-D linear SVM with an intercept on features ~1e5 (Gram ~1e10; found by the
+    every-scale draws of tests/test_fast_svmm.py): the SMO's own dual value gave a gap of
+    2.6e-12 where the certificate's is 1.07e-6, and the status said ``optimal``. Now the
+    full certificate decides on badly scaled data for the linear kernel too: either the
+    point certifies or the status says otherwise, with a ConvergenceWarning."""
+    x = [99954.63698308, 100013.99455658, 100111.50346859, 100030.5576802, 99904.49362464,
+         99886.67101195, 99933.07096701, 100000.86306192, 99877.88173122, 99957.92599209,
+         99962.92104858, 100075.24100889, 100000.30946182, 100056.69372133, 99913.46068863,
+         100008.19508706, 100057.24109658, 99954.63698308, 100013.99455658, 100111.50346859,
+         100030.5576802, 99904.49362464]
+    y = np.array([1, -1, 1, 1, -1, -1, -1, -1, -1, -1, -1, 1, -1, 1, -1, 1, -1, -1, 1, -1,
+                  -1, -1])
+    prob = rm.SVM(np.array(x)[:, None], y, C=7.943282347242816, kernel="linear",
+                  fit_intercept=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        sol = fast.solve(prob)
+    cert = prob.certify(sol, reference=False)
+    if sol.status == "optimal":
+        assert cert.ok, cert
+    else:
+        assert any(issubclass(w.category, ConvergenceWarning) for w in caught)
