@@ -182,28 +182,3 @@ def convergence_warning(what, residual, tol, n_iter, unit="epochs", hint=""):
         f"{what} stopped at max_iter={n_iter} {unit} with residual {residual:.3e} above the "
         f"tolerance tol={tol:.3e} asked; the point is not optimal to that tolerance "
         f"(increase max_iter or tol){hint}", stacklevel=4)
-
-
-def row_arrays(X):
-    """The rows of ``X`` for the numba loops of the linear solvers (DCD, SGD, TRON):
-    ``(mode, X, Xd, indptr, indices, data)``. Dense ``X`` (mode 0): ``X = Xd`` C-contiguous
-    float64, the CSR arrays length-1 placeholders. Sparse ``X`` (mode 1): ``X`` as float64
-    CSR with sorted indices, its arrays as int64 / float64, ``Xd`` a 1 x 1 placeholder."""
-    import scipy.sparse as sp
-
-    if sp.issparse(X):
-        X = sp.csr_matrix(X, dtype=np.float64)
-        X.sort_indices()
-        return (1, X, np.zeros((1, 1)), X.indptr.astype(np.int64),
-                X.indices.astype(np.int64), X.data.astype(np.float64))
-    Xd = np.ascontiguousarray(X, dtype=np.float64)
-    return 0, Xd, Xd, np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64), np.zeros(1)
-
-
-def row_sqnorms(X):
-    """``||x_i||^2`` for every row of ``X`` (dense or sparse), in O(nnz)."""
-    import scipy.sparse as sp
-
-    if sp.issparse(X):
-        return np.asarray(X.multiply(X).sum(axis=1), dtype=np.float64).ravel()
-    return np.einsum("ij,ij->i", X, X)

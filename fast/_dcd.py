@@ -60,15 +60,15 @@ tightens the tolerance until ``P + D_min <= 1e-9 (1 + |P|)``.
 from __future__ import annotations
 
 import time
+from collections import namedtuple
 
 import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
 from . import _kernels as _K
-from ._common import row_arrays, row_sqnorms
 from ._polish import active_set_qp
-from ._sgd import row_axpy, row_dot
+from ._rows import row_arrays, row_axpy, row_dot, row_sqnorms
 
 #: default DCD tolerance on the projected gradient (absolute; gradients are O(1) in every
 #: family since the linear terms of the duals are O(1)).
@@ -89,6 +89,16 @@ MODE_GRAM, MODE_CACHE, MODE_LINEAR, MODE_CSR = 0, 1, 2, 3
 LINEAR_CSR_DENSITY = 0.3
 _PATH_NAME = {MODE_GRAM: "gram", MODE_CACHE: "cache", MODE_LINEAR: "linear", MODE_CSR: "linear"}
 
+#: the constants of the ``k`` signed copies of the points (each a (k,) float64 array):
+#: ``sigma``, ``p``, ``d``, ``lo``, ``hi`` of the module doc, per copy
+Copies = namedtuple("Copies", "sign p dg lo hi")
+
+#: slots of the epochs' ``stats`` array: the kernel-row source counts in the first three
+#: (``fast._kernels.ROW_REQ, ROW_MISS, ROW_CLOCK``: requests, misses and the LRU clock,
+#: which carries over between calls), the epochs report in the others
+ST_EPOCHS, ST_PGMAX, ST_PGMIN, ST_UNSHRINK, ST_CONVERGED, ST_UPDATES = 3, 4, 5, 6, 7, 8
+N_STATS = 9
+
 _EMPTY2 = np.zeros((1, 1))
 _EMPTYF = np.zeros(1)
 _EMPTYI = np.zeros(1, dtype=np.int64)
@@ -100,8 +110,11 @@ _EMPTYI = np.zeros(1, dtype=np.int64)
 class Oracle:
     """How ``s = Q u`` is provided: ``gram`` / ``cache`` / ``linear`` (see module doc).
 
-    ``gram``: ``K`` (m x m) and ``qy`` with ``Q = diag(qy) K diag(qy)``.
+    ``gram``: ``K`` (any dense m x m matrix: the Gram, or ODML's ``H``) and ``qy`` with
+    ``Q = diag(qy) K diag(qy)``.
     ``cache``: the kernel, the raw data ``X`` and ``qy = y`` (``Q = YKY``), ``cache_size`` MB.
+    Both read their kernel rows from :attr:`rows`, a :class:`fast._kernels.RowSource` (the
+    one source of the SMO and the DCD); the oracle adds the ``qy`` scaling.
     ``linear``: data ``X`` (dense or CSR) and ``y`` (``Q = Y X X^T Y``); dense data with at
     most a fraction ``LINEAR_CSR_DENSITY`` of nonzeros is run on CSR.
     """
@@ -111,18 +124,13 @@ class Oracle:
         self.qy = np.ascontiguousarray(qy, dtype=np.float64)
         m = self.qy.shape[0]
         self.m = m
+        self.rows = None
         if path == "gram":
             self.mode = MODE_GRAM
-            self.K = np.ascontiguousarray(K, dtype=np.float64)
-            self.diag = self.qy**2 * np.diag(self.K)
+            self.rows = _K.RowSource(gram=K)
         elif path == "cache":
             self.mode = MODE_CACHE
-            self.kparams = _K.kernel_params(kernel)
-            self.kernel = kernel
-            self.Xk = _K.dense_data(X)
-            self.ksq = _K.sq_norms(self.Xk) if self.kparams[0] != _K.PRECOMPUTED else _EMPTYF
-            self.cache = _K.make_cache(m, cache_size)
-            self.diag = self.qy**2 * kernel_diag(self.kparams, self.Xk, self.ksq)
+            self.rows = _K.RowSource(kernel, X, cache_size)
         elif path == "linear":
             if not sp.issparse(X):
                 X = np.ascontiguousarray(X, dtype=np.float64)
@@ -135,18 +143,14 @@ class Oracle:
             self.d = X.shape[1]
         else:  # pragma: no cover
             raise ValueError(f"unknown path {path!r}")
+        if self.rows is not None:
+            self.diag = self.qy**2 * self.rows.diag
 
     def block(self, pts):
         """``Q[pts][:, pts]`` (``pts`` point indices, repeats allowed), dense."""
         q = self.qy[pts]
-        if self.mode == MODE_GRAM:
-            Kb = self.K[np.ix_(pts, pts)]
-        elif self.mode == MODE_CACHE:
-            if self.kparams[0] == _K.PRECOMPUTED:
-                Kb = self.Xk[np.ix_(pts, pts)]
-            else:
-                Xp = self.Xk[pts]
-                Kb = np.asarray(self.kernel.gram(Xp), dtype=np.float64)
+        if self.rows is not None:
+            Kb = self.rows.block(pts)
         else:
             Xp = self.X[pts]
             Kb = Xp @ Xp.T
@@ -158,40 +162,10 @@ class Oracle:
         for the linear path also returns ``w = X^T Y u``."""
         qy = self.qy
         c = qy * u
-        if self.mode == MODE_GRAM:
-            return qy * (self.K @ c), None
-        if self.mode == MODE_CACHE:
-            return qy * kernel_matvec(self.kernel, self.Xk, c, self.kparams), None
+        if self.rows is not None:
+            return qy * self.rows.matvec(c), None
         w = np.asarray(self.X.T @ c).ravel()
         return qy * np.asarray(self.X @ w).ravel(), w
-
-
-def kernel_diag(kparams, X, sqnorms):
-    """``k(x_i, x_i)`` in O(m d) (never through the Gram)."""
-    kind, gamma, degree, coef0 = kparams
-    if kind == _K.PRECOMPUTED:
-        return np.diag(X).astype(np.float64)
-    if kind == _K.RBF:
-        return np.ones(X.shape[0])
-    if kind == _K.POLY:
-        return (gamma * sqnorms + coef0) ** degree
-    return np.asarray(sqnorms, dtype=np.float64)
-
-
-def kernel_matvec(kernel, X, c, kparams=None, chunk_mb=64.0):
-    """``K c`` without forming ``K``: kernel columns of the nonzeros of ``c``, in chunks."""
-    m = X.shape[0]
-    nz = np.flatnonzero(c)
-    out = np.zeros(m)
-    if nz.size == 0:
-        return out
-    if kparams is not None and kparams[0] == _K.PRECOMPUTED:
-        return X[:, nz] @ c[nz]
-    step = max(1, int(chunk_mb * 2**20 // (8 * m)))
-    for s in range(0, nz.size, step):
-        idx = nz[s:s + step]
-        out += kernel.cross(X, X[idx]) @ c[idx]
-    return out
 
 
 def run(oracle, *, sign, lo, hi, p, dg, alpha0, u0=None, tol, max_iter, seed, shrinking=True,
@@ -231,7 +205,7 @@ def run(oracle, *, sign, lo, hi, p, dg, alpha0, u0=None, tol, max_iter, seed, sh
     if max_iter is None:
         row = m if oracle.mode <= MODE_CACHE else max(1, getattr(oracle, "d", 1))
         max_iter = int(min(DEFAULT_MAX_ITER, max(MIN_EPOCHS, EPOCH_WORK_BUDGET / (n * row))))
-    blo, bhi, bp, bdg = (np.ascontiguousarray(np.broadcast_to(v, (k,)), dtype=np.float64)
+    blo, bhi, bp, bdg = (np.array(np.broadcast_to(v, (k,)), dtype=np.float64)
                          for v in (lo, hi, p, dg))
     # the same constants per variable, for the O(n) NumPy work outside the epochs
     idx = np.arange(n, dtype=np.int64) % m
@@ -246,20 +220,14 @@ def run(oracle, *, sign, lo, hi, p, dg, alpha0, u0=None, tol, max_iter, seed, sh
 
     s, w = oracle.product(u_of(alpha))
     mode = oracle.mode
-    Kmat, Xd = _EMPTY2, _EMPTY2
-    indptr, indices, data = _EMPTYI, _EMPTYI, _EMPTYF
-    kkind, kgamma, kdeg, kcoef0 = 0, 0.0, 1, 0.0
-    Xk, ksq, slots, slot_of, owner, last_used = _EMPTY2, _EMPTYF, _EMPTY2, _EMPTYI, _EMPTYI, \
-        _EMPTYI
-    if mode == MODE_GRAM:
-        Kmat = oracle.K
-    elif mode == MODE_CACHE:
-        kkind, kgamma, kdeg, kcoef0 = oracle.kparams
-        Xk, ksq = oracle.Xk, oracle.ksq
-        slots, slot_of, owner, last_used = oracle.cache
+    copies = Copies(bsign, bp, bdg, blo, bhi)
+    if oracle.rows is not None:
+        rows = oracle.rows.src
+        Xd, indptr, indices, data = _EMPTY2, _EMPTYI, _EMPTYI, _EMPTYF
     else:
+        rows = _K.NO_ROWS
         Xd, indptr, indices, data = oracle.Xd, oracle.indptr, oracle.indices, oracle.data
-    stats = np.zeros(8)
+    stats = np.zeros(N_STATS)
     t0 = time.perf_counter()
     epochs, n_unshrink, n_updates, rounds = 0, 0, 0, 0
     n_polish, polish_time = 0, 0.0
@@ -274,18 +242,14 @@ def run(oracle, *, sign, lo, hi, p, dg, alpha0, u0=None, tol, max_iter, seed, sh
         if polish:
             chunk = min(chunk, polish_gap)
         wv = np.zeros(1) if w is None else np.ascontiguousarray(w, dtype=np.float64)
-        _EPOCHS[mode](bsign, bp, bdg, blo, bhi, oracle.diag, alpha, s, wv, oracle.qy,
-                    Kmat, Xd, indptr, indices, data,
-                    int(kkind), float(kgamma), int(kdeg), float(kcoef0), Xk, ksq,
-                    slots, slot_of, owner, last_used,
-                    float(cur_tol), int(chunk), bool(shrinking),
-                    int(seed + rounds) % (2**31),
-                    stats)
+        _EPOCHS[mode](copies, oracle.diag, alpha, s, wv, oracle.qy, rows,
+                      Xd, indptr, indices, data, float(cur_tol), int(chunk), bool(shrinking),
+                      int(seed + rounds) % (2**31), stats)
         rounds += 1
-        epochs += int(stats[0])
-        n_unshrink += int(stats[3])
-        n_updates += int(stats[5])
-        converged = bool(stats[4])
+        epochs += int(stats[ST_EPOCHS])
+        n_unshrink += int(stats[ST_UNSHRINK])
+        n_updates += int(stats[ST_UPDATES])
+        converged = bool(stats[ST_CONVERGED])
         if converged and primal is not None and gap_tol is not None:
             u_now = u_of(alpha)
             s_ex, w_ex = oracle.product(u_now)
@@ -321,8 +285,8 @@ def run(oracle, *, sign, lo, hi, p, dg, alpha0, u0=None, tol, max_iter, seed, sh
             tp = time.perf_counter()
             # worth it only if its O(|F|^3) is small against the work of the last chunk
             per_update = m if mode <= MODE_CACHE else max(1, oracle.d)
-            work = stats[5] * per_update + stats[0] * n * (1 if mode <= MODE_CACHE
-                                                            else max(1, oracle.d))
+            work = stats[ST_UPDATES] * per_update + stats[ST_EPOCHS] * n * (
+                1 if mode <= MODE_CACHE else max(1, oracle.d))
             if _newton_polish(oracle, idx, sign, p, dg, lo, hi, alpha, s, polish_max,
                               budget=10.0 * work + 1e6):
                 n_polish += 1
@@ -342,7 +306,7 @@ def run(oracle, *, sign, lo, hi, p, dg, alpha0, u0=None, tol, max_iter, seed, sh
         "path": _PATH_NAME[mode],
         "kernel_path": _PATH_NAME[mode],
         "n_iter": epochs,
-        "pg_spread": float(stats[1] - stats[2]),
+        "pg_spread": float(stats[ST_PGMAX] - stats[ST_PGMIN]),
         "pg_max_abs": float(pg),
         "n_unshrink": n_unshrink,
         "n_polish": n_polish,
@@ -358,7 +322,8 @@ def run(oracle, *, sign, lo, hi, p, dg, alpha0, u0=None, tol, max_iter, seed, sh
         "polish_time": polish_time,
     }
     if mode == MODE_CACHE:
-        info["cache_slots"] = int(oracle.cache[0].shape[0])
+        info.update(cache_slots=int(oracle.rows.n_slots),
+                    row_requests=int(stats[_K.ROW_REQ]), row_misses=int(stats[_K.ROW_MISS]))
     return alpha, u, s, w, info
 
 
@@ -421,16 +386,16 @@ def _base_grad(mode, i, qyi, s, w, Xd, indptr, indices, data):
 
 
 @njit(cache=True, inline="always")
-def _apply_step(mode, i, c, s, w, qy, Kmat, Xd, indptr, indices, data,
-                kkind, kgamma, kdeg, kcoef0, Xk, ksq, slots, slot_of, owner, last_used, tick):
-    """``u_i += delta`` with ``c = delta * qy[i]``: update ``s = Q u`` (gram, cache) or
-    ``w = X^T Y u`` (linear)."""
-    if mode == 0:
-        for k in range(s.shape[0]):
-            s[k] += c * qy[k] * Kmat[i, k]
-    elif mode == 1:
-        row = _K.get_row(i, kkind, kgamma, kdeg, kcoef0, Xk, ksq, slots, slot_of, owner,
-                         last_used, tick)
+def _apply_step(mode, i, c, s, w, qy, rows, Xd, indptr, indices, data, stats):
+    """``u_i += delta`` with ``c = delta * qy[i]``: update ``s = Q u`` with row ``i`` of ``K``
+    from the one row source (gram, cache) or ``w = X^T Y u`` (linear). The gram path reads
+    ``rows.G[i]`` itself (what :func:`fast._kernels.source_row` returns for a Gram), so its
+    loop compiles without the cache code."""
+    if mode <= 1:
+        if mode == 0:
+            row = rows.G[i]
+        else:
+            row = _K.source_row_inline(i, rows, stats)
         for k in range(s.shape[0]):
             s[k] += c * qy[k] * row[k]
     elif mode == 2:
@@ -445,24 +410,27 @@ def _make_epochs(mode):
     each). Called through :data:`_EPOCHS`."""
 
     @njit(cache=True)
-    def epochs(bsign, bp, bdg, blo, bhi, diag, alpha, s, w, qy, Kmat, Xd, indptr, indices,
-               data, kkind, kgamma, kdeg, kcoef0, Xk, ksq, slots, slot_of, owner, last_used,
-               tol, max_iter, shrinking, seed, stats):
+    def epochs(copies, diag, alpha, s, w, qy, rows, Xd, indptr, indices, data, tol, max_iter,
+               shrinking, seed, stats):
         """The DCD epochs (LIBLINEAR ``solve_l2r_l1l2_svc`` structure), point by point.
 
         The ``n = k m`` variables are ``k`` signed copies of each point (variable
-        ``j = b m + i`` is copy ``b`` of point ``i``; ``bsign, bp, bdg, blo, bhi`` the per-copy
-        constants). An epoch visits the active *points* in random order and takes the
-        coordinate steps of their ``k`` copies one after the other, sharing one evaluation of
-        ``s_i``: after a step ``delta`` on copy ``b``, ``s_i`` moves by
-        ``sigma_b delta Q_ii`` exactly, and ``s`` (or ``w``) is updated once per point with the
-        summed change of ``u_i``. For ODM this halves the kernel-row (or ``x_i^T w``) work of
-        a naive loop over the 2m variables. A copy that LIBLINEAR would shrink (at ``lo`` with
-        a gradient above last epoch's ``PGmax``, at ``hi`` below ``PGmin``) takes no step and
-        is left out of the projected-gradient spread; the point leaves the active set when all
-        its copies would be shrunk.
+        ``j = b m + i`` is copy ``b`` of point ``i``; ``copies`` the per-copy constants, a
+        :data:`Copies`). ``rows`` is the :data:`fast._kernels.RowData` of the gram and cache
+        paths (unused on the linear paths, which read ``Xd, indptr, indices, data``).
+
+        An epoch visits the active *points* in random order and takes the coordinate steps
+        of their ``k`` copies one after the other, sharing one evaluation of ``s_i``: after
+        a step ``delta`` on copy ``b``, ``s_i`` moves by ``sigma_b delta Q_ii`` exactly, and
+        ``s`` (or ``w``) is updated once per point with the summed change of ``u_i``. For ODM
+        this halves the kernel-row (or ``x_i^T w``) work of a naive loop over the 2m
+        variables. A copy that LIBLINEAR would shrink (at ``lo`` with a gradient above last
+        epoch's ``PGmax``, at ``hi`` below ``PGmin``) takes no step and is left out of the
+        projected-gradient spread; the point leaves the active set when all its copies
+        would be shrunk.
         """
         np.random.seed(seed)
+        bsign, bp, bdg, blo, bhi = copies
         m = diag.shape[0]
         k = bsign.shape[0]
         INF = np.inf
@@ -474,7 +442,6 @@ def _make_epochs(mode):
         n_unshrink = 0
         converged = False
         n_updates = 0
-        tick = np.int64(stats[6])        # the LRU clock carries over between calls
         pgmax_new = 0.0
         pgmin_new = 0.0
         while it < max_iter:
@@ -543,10 +510,8 @@ def _make_epochs(mode):
                     index[active] = i
                     continue
                 if du != 0.0:
-                    tick += 1
-                    _apply_step(mode, i, du * qy[i], s, w, qy, Kmat, Xd, indptr, indices, data,
-                                kkind, kgamma, kdeg, kcoef0, Xk, ksq, slots, slot_of, owner,
-                                last_used, tick)
+                    _apply_step(mode, i, du * qy[i], s, w, qy, rows, Xd, indptr, indices, data,
+                                stats)
                 a += 1
             it += 1
             if pgmax_new - pgmin_new <= tol:
@@ -565,13 +530,12 @@ def _make_epochs(mode):
                 pgmax_old = INF
             if pgmin_old >= 0.0:
                 pgmin_old = -INF
-        stats[0] = it
-        stats[1] = pgmax_new
-        stats[2] = pgmin_new
-        stats[3] = n_unshrink
-        stats[4] = 1.0 if converged else 0.0
-        stats[5] = n_updates
-        stats[6] = tick
+        stats[ST_EPOCHS] = it
+        stats[ST_PGMAX] = pgmax_new
+        stats[ST_PGMIN] = pgmin_new
+        stats[ST_UNSHRINK] = n_unshrink
+        stats[ST_CONVERGED] = 1.0 if converged else 0.0
+        stats[ST_UPDATES] = n_updates
 
     return epochs
 

@@ -541,7 +541,7 @@ def solve_odm(prob, tol=None, max_iter=None, warm_start=None, path=None, cache_s
 
     from refmodels.solution import Solution
 
-    from . import _common, _dcd
+    from . import _common
     from . import _kernels as _K
 
     if prob.kernel.is_linear:
@@ -580,7 +580,7 @@ def solve_odm(prob, tol=None, max_iter=None, warm_start=None, path=None, cache_s
         kernel = prob.kernel
 
         def K_times(v):
-            return _dcd.kernel_matvec(kernel, Xd, v, kparams)
+            return _K.kernel_matvec(kernel, Xd, v, kparams)
 
         def K_block(idx):
             return np.array(kernel.gram(Xd[idx]), dtype=np.float64)

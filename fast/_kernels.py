@@ -158,6 +158,36 @@ def get_row(i, kind, gamma, degree, coef0, X, sqnorms, slots, slot_of, owner, la
     return slots[s]
 
 
+def kernel_diag(kparams, X, sqnorms):
+    """``k(x_i, x_i)`` from the kernel parameters, in O(m d) (never through the Gram);
+    ``sqnorms`` are the squared row norms of ``X`` (unused for RBF and PRECOMPUTED)."""
+    kind, gamma, degree, coef0 = kparams
+    if kind == PRECOMPUTED:
+        return np.diag(X).astype(np.float64)
+    if kind == RBF:
+        return np.ones(X.shape[0])
+    if kind == POLY:
+        return (gamma * sqnorms + coef0) ** degree
+    return np.asarray(sqnorms, dtype=np.float64)
+
+
+def kernel_matvec(kernel, X, c, kparams=None, chunk_mb=64.0):
+    """``K c`` without forming ``K`` nor touching a cache: the kernel columns of the nonzeros
+    of ``c``, ``chunk_mb`` MB at a time (``X`` dense)."""
+    m = X.shape[0]
+    nz = np.flatnonzero(c)
+    out = np.zeros(m)
+    if nz.size == 0:
+        return out
+    if kparams is not None and kparams[0] == PRECOMPUTED:
+        return X[:, nz] @ c[nz]
+    step = max(1, int(chunk_mb * 2**20 // (8 * m)))
+    for s in range(0, nz.size, step):
+        idx = nz[s:s + step]
+        out += kernel.cross(X, X[idx]) @ c[idx]
+    return out
+
+
 def gram(kernel, X):
     """The full Gram matrix ``G`` (BLAS), symmetric, C-contiguous float64."""
     kind = kernel_params(kernel)[0]
@@ -215,23 +245,27 @@ def fits_in_memory(m, cache_size_mb):
 
 
 # ---------------------------------------------------------------------------------------
-# kernel rows for the SMO: a given Gram or an LRU cache of rows (one source, one chooser)
+# kernel rows for the dual solvers (SMO, DCD): a given Gram or an LRU cache of rows
 # ---------------------------------------------------------------------------------------
 #: slots of a solver's ``stats`` array that the row source counts in
 ROW_REQ, ROW_MISS, ROW_CLOCK = 0, 1, 2
 
-#: what the compiled solvers read (named, numba-compatible): a full Gram ``G`` when
-#: ``use_gram``, else the kernel parameters, the dense data with its squared norms and the
-#: LRU cache arrays of :func:`make_cache`
+#: what the compiled solvers read (named, numba-compatible): a full Gram ``G`` (any dense
+#: m x m matrix, e.g. ODML's Woodbury ``H``) when ``use_gram``, else the kernel parameters,
+#: the dense data with its squared norms and the LRU cache arrays of :func:`make_cache`
 RowData = namedtuple("RowData", "use_gram G kind gamma degree coef0 X sqnorms slots slot_of "
                                 "owner last_used")
 _full_gram = gram
+_Z2, _Z1, _ZI = np.zeros((1, 1)), np.zeros(1), np.zeros(1, dtype=np.int64)
+#: a RowData holding no rows (the placeholder argument of the DCD's linear path)
+NO_ROWS = RowData(True, _Z2, 0, 0.0, 1, 0.0, _Z2, _Z1, _Z2, _ZI, _ZI, _ZI)
 
 
 class RowSource:
-    """Where the SMO gets rows of ``K``: a given full Gram (``gram=``; also for a
-    precomputed kernel), or rows of ``kernel`` over ``X`` computed on demand into an LRU
-    cache of ``cache_size`` MB."""
+    """Where the dual solvers get rows of ``K``: a given full Gram (``gram=``: any dense
+    m x m matrix; also for a precomputed kernel), or rows of ``kernel`` over ``X`` computed
+    on demand into an LRU cache of ``cache_size`` MB. The compiled solvers read
+    :attr:`src` (a :data:`RowData`) through :func:`source_row`."""
 
     def __init__(self, kernel=None, X=None, cache_size=200.0, gram=None):
         if gram is not None:
@@ -247,20 +281,21 @@ class RowSource:
             else:
                 self.path = "cache"
         self.kernel = kernel
-        z2, z1, zi = np.zeros((1, 1)), np.zeros(1), np.zeros(1, dtype=np.int64)
         if self.path == "gram":
+            self.kparams = None
             self.diag = np.ascontiguousarray(np.diag(Gm), dtype=np.float64)
-            self.src = RowData(True, Gm, 0, 0.0, 1, 0.0, z2, z1, z2, zi, zi, zi)
+            self.src = RowData(True, Gm, 0, 0.0, 1, 0.0, _Z2, _Z1, _Z2, _ZI, _ZI, _ZI)
             self.n_slots = 0
         else:
-            kind, gamma, degree, coef0 = kernel_params(kernel)
+            self.kparams = kernel_params(kernel)
             Xd = dense_data(X)
             sq = sq_norms(Xd)
             slots, slot_of, owner, last_used = make_cache(self.m, cache_size)
             self.n_slots = slots.shape[0]
-            self.diag = np.ascontiguousarray(kernel.diag(Xd), dtype=np.float64)
-            self.src = RowData(False, z2, kind, gamma, degree, coef0, Xd, sq, slots, slot_of,
-                               owner, last_used)
+            # O(m d) (the kernel's own diag goes through its Gram for the polynomial kernel)
+            self.diag = np.ascontiguousarray(kernel_diag(self.kparams, Xd, sq))
+            self.src = RowData(False, _Z2, *self.kparams, Xd, sq, slots, slot_of, owner,
+                               last_used)
 
     def block(self, pts):
         """``K[pts][:, pts]`` (point indices, repeats allowed), dense."""
@@ -274,6 +309,13 @@ class RowSource:
             return self.src.G @ c
         return None
 
+    def matvec(self, c):
+        """``K c`` exactly without the cache: the Gram's product, or kernel columns of the
+        non-zeros of ``c`` in chunks (:func:`kernel_matvec`)."""
+        if self.path == "gram":
+            return self.src.G @ c
+        return kernel_matvec(self.kernel, self.src.X, c, self.kparams)
+
     def times(self, v):
         """``K v`` exactly, from kernel rows: the Gram, or the rows of the non-zeros of ``v``
         from the LRU cache (computed on a miss). After an SMO the support vectors' rows are
@@ -282,7 +324,7 @@ class RowSource:
         v = np.ascontiguousarray(v, dtype=np.float64)
         if self.path == "gram":
             return self.src.G @ v
-        return _rows_times(v, self.src, np.zeros(8))
+        return _rows_times(v, self.src, np.zeros(8, dtype=np.int64))
 
 
 @njit(cache=True)
@@ -301,6 +343,13 @@ def _rows_times(v, src, stats):
 def source_row(k, src, stats):
     """Row ``k`` of ``K`` from a :class:`RowSource`'s ``src``: the Gram's row, or the LRU
     cache (computing it on a miss); counts requests and misses in ``stats``."""
+    return source_row_inline(k, src, stats)
+
+
+@njit(cache=True, inline="always")
+def source_row_inline(k, src, stats):
+    """:func:`source_row` inlined into the caller (the DCD's cache-path epoch loop: one
+    compiled function less on a cold start)."""
     use_gram, Gm, kind, gamma, degree, coef0, X, sq, slots, slot_of, owner, last_used = src
     if use_gram:
         return Gm[k]

@@ -31,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._common import row_arrays, row_sqnorms
+from ._rows import row_arrays, row_axpy, row_dot, row_sqnorms
 
 
 class LinearData:
@@ -95,31 +95,6 @@ def _draw_pairs(m, n, seed, out):
         i, j = _draw_pair(m)
         out[t, 0] = i
         out[t, 1] = j
-
-
-@njit(cache=True, inline="always")
-def row_dot(mode, i, Xd, indptr, indices, data, w):
-    """``x_i^T w`` for row ``i`` of dense (mode 0) or CSR (mode 1) rows (the one row product
-    of the linear solvers: SGD, TRON, the DCD's linear path)."""
-    acc = 0.0
-    if mode == 0:
-        for t in range(Xd.shape[1]):
-            acc += Xd[i, t] * w[t]
-    else:
-        for k in range(indptr[i], indptr[i + 1]):
-            acc += data[k] * w[indices[k]]
-    return acc
-
-
-@njit(cache=True, inline="always")
-def row_axpy(mode, i, c, Xd, indptr, indices, data, out):
-    """``out += c x_i`` for row ``i`` of dense (mode 0) or CSR (mode 1) rows."""
-    if mode == 0:
-        for t in range(Xd.shape[1]):
-            out[t] += c * Xd[i, t]
-    else:
-        for k in range(indptr[i], indptr[i + 1]):
-            out[indices[k]] += c * data[k]
 
 
 @njit(cache=True)

@@ -53,8 +53,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._common import row_arrays
-from ._sgd import row_dot
+from ._rows import row_arrays, row_dot
 
 LOSS_ODM = 0
 LOSS_SQHINGE = 1

@@ -1,0 +1,58 @@
+"""The rows of the data matrix for the numba loops of the linear solvers (the DCD's linear
+path, SGD, TRON): dense (mode 0) or CSR (mode 1) rows, their squared norms, and the one row
+product and row update.
+
+Kept apart from :mod:`fast._common` (pure-Python argument checks, no numba) because the row
+kernels are compiled code that the solvers inline into their loops.
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from numba import njit
+
+
+def row_arrays(X):
+    """The rows of ``X`` for the numba loops of the linear solvers (DCD, SGD, TRON):
+    ``(mode, X, Xd, indptr, indices, data)``. Dense ``X`` (mode 0): ``X = Xd`` C-contiguous
+    float64, the CSR arrays length-1 placeholders. Sparse ``X`` (mode 1): ``X`` as float64
+    CSR with sorted indices, its arrays as int64 / float64, ``Xd`` a 1 x 1 placeholder."""
+    if sp.issparse(X):
+        X = sp.csr_matrix(X, dtype=np.float64)
+        X.sort_indices()
+        return (1, X, np.zeros((1, 1)), X.indptr.astype(np.int64),
+                X.indices.astype(np.int64), X.data.astype(np.float64))
+    Xd = np.ascontiguousarray(X, dtype=np.float64)
+    return 0, Xd, Xd, np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64), np.zeros(1)
+
+
+def row_sqnorms(X):
+    """``||x_i||^2`` for every row of ``X`` (dense or sparse), in O(nnz)."""
+    if sp.issparse(X):
+        return np.asarray(X.multiply(X).sum(axis=1), dtype=np.float64).ravel()
+    return np.einsum("ij,ij->i", X, X)
+
+
+@njit(cache=True, inline="always")
+def row_dot(mode, i, Xd, indptr, indices, data, w):
+    """``x_i^T w`` for row ``i`` of dense (mode 0) or CSR (mode 1) rows (the one row product
+    of the linear solvers: SGD, TRON, the DCD's linear path)."""
+    acc = 0.0
+    if mode == 0:
+        for t in range(Xd.shape[1]):
+            acc += Xd[i, t] * w[t]
+    else:
+        for k in range(indptr[i], indptr[i + 1]):
+            acc += data[k] * w[indices[k]]
+    return acc
+
+
+@njit(cache=True, inline="always")
+def row_axpy(mode, i, c, Xd, indptr, indices, data, out):
+    """``out += c x_i`` for row ``i`` of dense (mode 0) or CSR (mode 1) rows."""
+    if mode == 0:
+        for t in range(Xd.shape[1]):
+            out[t] += c * Xd[i, t]
+    else:
+        for k in range(indptr[i], indptr[i + 1]):
+            out[indices[k]] += c * data[k]
