@@ -134,7 +134,11 @@ class _PathSearchCV(StoresInitParams, ClassifierMixin, BaseEstimator):
     def _base_params(self):
         keep = {"kernel", "gamma", "degree", "coef0", "tol", "max_iter", "random_state"}
         keep.update(self._fixed)
-        return {k: getattr(self, k) for k in keep if hasattr(self, k)}
+        params = {k: getattr(self, k) for k in keep if hasattr(self, k)}
+        if "multi_class" in self._base().get_params():
+            # the folds' paths score one-vs-rest (one path per class), so the refit does too
+            params["multi_class"] = "ovr"
+        return params
 
     def _check_common(self):
         if not (isinstance(self.verbose, numbers.Integral) or isinstance(self.verbose, bool)):

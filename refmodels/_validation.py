@@ -69,7 +69,7 @@ def binary_labels(y, m, name="y"):
     if classes.size > 2:
         raise ValueError(
             f"{name} must contain exactly two classes for a binary formulation; got {classes.size} "
-            "(use McODM, DRR, or a one-vs-rest estimator in `fast`)"
+            "(use McODM, DRR, or a multi-class estimator in `fast`)"
         )
     return np.where(y == classes[1], 1.0, -1.0), classes
 

@@ -165,7 +165,9 @@ def from_sklearn(estimator, X, y):
     (``kernel_``) and one :class:`refmodels.Solution` per binary problem (``solutions_``);
     the problem is rebuilt as the estimator built it (``estimator.problems_[0]`` when the
     estimator keeps it) and the point is ``coef = dual_coef_[0]``, ``intercept =
-    intercept_[0]`` (``+1`` = ``classes_[1]``, as in ``fit``).
+    intercept_[0]`` (``+1`` = ``classes_[1]``, as in ``fit``). Beyond two classes the
+    estimator is refused: its binary problems (one per pair of classes, or per class with
+    ``multi_class="ovr"``) and their points are already ``problems_`` and ``solutions_``.
 
     Examples
     --------
@@ -524,6 +526,13 @@ def _from_fast(est, X, y):
     name = type(est).__name__
     kernel = est.kernel_
     X = check_X(X, allow_sparse=kernel.is_linear)
+    if np.asarray(est.classes_).size > 2:
+        raise ValueError(f"estimator must be a binary classifier (two classes); {name} was "
+                         f"fitted on {np.asarray(est.classes_).size} classes: its binary "
+                         f"problems and points are estimator.problems_[p] and "
+                         f"estimator.solutions_[p] (one per pair of classes, pairs_, with "
+                         f"multi_class='ovo'; one per class with 'ovr'), and "
+                         f"estimator.certify() certifies them all")
     y = _binary_y(est, y, X.shape[0])
     Xfit = getattr(est, "X_fit_", None)
     if Xfit is not None:

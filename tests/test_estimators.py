@@ -54,8 +54,17 @@ def test_estimator_solutions_certify(cls):
     X, y = load_wine(return_X_y=True)
     X = StandardScaler().fit_transform(X)[::3]
     y = y[::3]
-    clf = cls().fit(X, y)
     assert cls._problem_class is getattr(rm, cls._problem_class.__name__)
+    clf = cls().fit(X, y)                                   # one-vs-one: one problem per pair
+    assert clf.pairs_.tolist() == [[0, 1], [0, 2], [1, 2]]
+    for (i, j), sol in zip(clf.pairs_, clf.solutions_):
+        rows = np.isin(y, clf.classes_[[i, j]])
+        prob = cls._problem_class(X[rows], np.where(y[rows] == clf.classes_[j], 1, -1),
+                                  kernel=clf.kernel_, **clf._problem_kwargs(m=rows.sum()))
+        cert = prob.certify(sol)
+        assert cert.ok, str(cert)
+    clf = cls(multi_class="ovr").fit(X, y)                  # one-vs-rest: one per class
+    assert clf.pairs_.shape == (0, 2)
     for c, sol in zip(clf.classes_, clf.solutions_):
         prob = cls._problem_class(X, np.where(y == c, 1, -1), kernel=clf.kernel_,
                                   **clf._problem_kwargs())
@@ -248,6 +257,9 @@ def test_drr_certify_takes_the_test_points():
 
 @pytest.mark.parametrize("cls", BINARY + [fast.MKLmClassifier])
 def test_ties_binary_zero_score_gives_classes_1_and_multiclass_smallest_index(cls):
+    """One rule: a binary score of exactly 0 goes to the positive class, equal largest
+    values of decision_function (one-vs-one: votes, then summed pair scores) to the
+    smallest class index; predict is decision_function's argmax."""
     X, y = load_wine(return_X_y=True)
     X = StandardScaler().fit_transform(X)[::3]
     y = y[::3]
@@ -258,7 +270,7 @@ def test_ties_binary_zero_score_gives_classes_1_and_multiclass_smallest_index(cl
         two.coef_[:] = 0.0
     assert np.all(two.decision_function(X) == 0)
     assert np.all(two.predict(X) == "b")                       # a score of 0 -> classes_[1]
-    three = cls().fit(X, y)
+    three = cls(multi_class="ovr").fit(X, y)
     three.dual_coef_[:] = 0.0
     three.intercept_[:] = 0.0
     if hasattr(three, "coef_"):
@@ -266,7 +278,25 @@ def test_ties_binary_zero_score_gives_classes_1_and_multiclass_smallest_index(cl
     assert np.all(three.predict(X) == three.classes_[0])      # equal scores -> smallest index
     three.intercept_[1:] = 1.0                                  # classes 1 and 2 tie on top
     assert np.all(three.predict(X) == three.classes_[1])
-    assert "exactly 0 gives ``classes_[1]``" in " ".join(cls.predict.__doc__.split())
+    # one-vs-one, pairs (0, 1), (0, 2), (1, 2): a zero pair score votes for j
+    ovo = cls().fit(X, y)
+    ovo.dual_coef_[:] = 0.0
+    ovo.intercept_[:] = 0.0
+    if hasattr(ovo, "coef_"):
+        ovo.coef_[:] = 0.0
+    assert np.all(ovo.predict(X) == ovo.classes_[2])           # votes 0, 1, 2
+    # a cycle (0 beats 1, 1 beats 2, 2 beats 0): votes 1, 1, 1, then the summed pair scores
+    ovo.intercept_[:] = [-1.0, 1.0, -2.0]                        # sums 0, 1, -1
+    assert np.all(ovo.predict(X) == ovo.classes_[1])
+    ovo.intercept_[:] = [-1.0, 1.0, -1.0]                        # sums 0, 0, 0
+    assert np.all(ovo.predict(X) == ovo.classes_[0])           # then the smallest index
+    ovo.intercept_[:] = [1.0, 1.0, -1.0]                         # votes 0, 2, 1
+    assert np.all(ovo.predict(X) == ovo.classes_[1])
+    for clf in (three, ovo):
+        np.testing.assert_array_equal(
+            clf.predict(X), clf.classes_[np.argmax(clf.decision_function(X), axis=1)])
+    doc = " ".join(cls.predict.__doc__.split())
+    assert "exactly 0 gives ``classes_[1]``" in doc and "larger summed pair score" in doc
 
 
 def test_ties_mcodm_and_drr_rules():
@@ -344,3 +374,63 @@ def test_mcodm_warning_tells_slow_convergence_from_a_cycle():
     assert "linear convergence" in slow and "raise max_outer" in slow
     cycle = _why_not_converged(np.array([1.2, 1.16, 1.17, 1.16, 1.16, 1.17]), 1e-6)
     assert "cycle" in cycle and "linear" not in cycle
+
+
+# ---- one-vs-one beyond two classes, as SVC -----------------------------------------------------
+def test_one_vs_one_matches_svc_and_resolves_gamma_once():
+    from sklearn.datasets import load_digits
+    from sklearn.svm import SVC
+
+    from fast.estimators._base import ovo_votes
+
+    X, y = load_digits(return_X_y=True)
+    X, y = X[::4] / 16.0, y[::4]
+    svc = SVC(tol=1e-10, break_ties=True).fit(X, y)
+    ours = fast.SVMClassifier(tol=1e-8).fit(X, y)
+    assert len(ours.problems_) == 45 and ours.pairs_.shape == (45, 2)
+    # the same 45 pair problems (our sign: positive means the pair's second class)
+    svc.decision_function_shape = "ovo"
+    pair = ours._raw_scores(X) + ours.intercept_
+    np.testing.assert_allclose(pair, -svc.decision_function(X), atol=1e-5)
+    svc.decision_function_shape = "ovr"
+    np.testing.assert_allclose(ours.decision_function(X), svc.decision_function(X), atol=1e-5)
+    np.testing.assert_array_equal(ours.predict(X), svc.predict(X))
+    # gamma="scale" of all the training data, not of a pair's samples
+    assert ours.kernel_.gamma == pytest.approx(1.0 / (X.shape[1] * X.var()))
+    assert all(p.kernel.gamma == ours.kernel_.gamma for p in ours.problems_)
+    # each pair holds the samples of its two classes only; dual_coef_ is zero elsewhere
+    for (i, j), prob, row in zip(ours.pairs_, ours.problems_, ours.dual_coef_):
+        held = np.isin(y, ours.classes_[[i, j]])
+        assert prob.X.shape[0] == held.sum()
+        assert not np.any(row[~held])
+    # the vote: a pair score >= 0 votes for its second class
+    s = np.array([[0.0, -2.0, 5.0]])
+    np.testing.assert_allclose(ovo_votes(s, [(0, 1), (0, 2), (1, 2)], 3),
+                               [[1 + 2 / 9, 1 - 5 / 18, 1 + 3 / 12]])
+
+
+@pytest.mark.parametrize("cls", [fast.ODMLClassifier, fast.ODMClassifier])
+def test_one_vs_one_lam_none_is_each_pairs_sample_count(cls):
+    X, y = load_wine(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    clf = cls().fit(X, y)
+    for (i, j), prob in zip(clf.pairs_, clf.problems_):
+        assert prob.lam == np.isin(y, clf.classes_[[i, j]]).sum()
+
+
+def test_multi_class_parameter():
+    X, y = load_wine(return_X_y=True)
+    with pytest.raises(ValueError, match="multi_class"):
+        fast.SVMClassifier(multi_class="crammer_singer").fit(X, y)
+    for cls in BINARY + [fast.MKLmClassifier]:
+        assert cls().multi_class == "ovo"
+        assert "multi_class" in fast.ODMClassifierCV._base._parameter_constraints
+    Xb, yb = X[y < 2], y[y < 2]                              # two classes: no difference
+    a = fast.SVMClassifier().fit(Xb, yb)
+    b = fast.SVMClassifier(multi_class="ovr").fit(Xb, yb)
+    np.testing.assert_array_equal(a.dual_coef_, b.dual_coef_)
+    assert a.pairs_.shape == (0, 2)
+    import refmodels as rm
+
+    with pytest.raises(ValueError, match="binary.*problems_"):    # its problems are there
+        rm.from_sklearn(fast.SVMClassifier().fit(X, y), X, y)

@@ -11,7 +11,8 @@
 * the problems of a fit (``_make_problems``: the problem class, its kernel, its
   hyperparameters ``_hyper``, one label vector per problem from ``_targets``), their
   solution (``_solve_each``) and their certificates (``certify``);
-* the one-vs-rest fit and prediction of the binary formulations.
+* the multi-class fit and prediction of the binary formulations: one-vs-one (the
+  default, as ``SVC``) or one-vs-rest (``multi_class``, :data:`MULTI_CLASS`).
 
 A subclass names its problem class (``_problem_class``) and hyperparameters (``_hyper``,
 with their ``_parameter_constraints``), writes its ``__init__`` out, as scikit-learn
@@ -49,6 +50,9 @@ def _nonnegative():
     return [Interval(numbers.Real, 0.0, None, closed="left")]
 
 
+#: constraint of ``multi_class``, the parameter of the binary formulations beyond two classes
+MULTI_CLASS = {"multi_class": [StrOptions({"ovo", "ovr"})]}
+
 #: constraints of the parameters every estimator shares (scikit-learn's parameter validation)
 _KERNEL_PARAMS = {
     "kernel": [StrOptions({"linear", "rbf", "poly", "precomputed"})],
@@ -73,6 +77,27 @@ def gamma_value(gamma, X):
     if gamma == "auto":
         return 1.0 / X.shape[1]
     return float(gamma)
+
+
+def ovo_votes(scores, pairs, n_classes):
+    """One-vs-one class scores, ``SVC``'s ``decision_function_shape="ovr"`` convention.
+
+    ``scores[:, p]`` is the score of the pair ``pairs[p] = (i, j)`` (positive means ``j``).
+    Class ``c`` gets one vote per pair it wins (a score ``>= 0`` is ``j``'s win) and the
+    sum ``s_c`` of its pair scores (``+score`` as ``j``, ``-score`` as ``i``); the result
+    is ``votes + s / (3 (|s| + 1))``: the fraction lies in ``(-1/3, 1/3)``, so it orders
+    the classes by votes and only breaks equal votes.
+    """
+    votes = np.zeros((scores.shape[0], n_classes))
+    conf = np.zeros((scores.shape[0], n_classes))
+    for p, (i, j) in enumerate(pairs):
+        s = scores[:, p]
+        win = s >= 0
+        votes[:, j] += win
+        votes[:, i] += ~win
+        conf[:, j] += s
+        conf[:, i] -= s
+    return votes + conf / (3.0 * (np.abs(conf) + 1.0))
 
 
 def _weights(sol, X):
@@ -185,11 +210,44 @@ class BaseMarginClassifier(StoresInitParams, ClassifierMixin, BaseEstimator,
         return X, y
 
     def _targets(self, y):
-        """The labels of the problems: ``y`` itself for two classes (the larger label is
-        +1), else one ``+1 / -1`` vector per class (that class against the rest)."""
+        """The labels of the one-vs-rest problems: ``y`` itself for two classes (the larger
+        label is +1), else one ``+1 / -1`` vector per class (that class against the rest)."""
         if self.classes_.size == 2:
             return [y]
         return [np.where(y == c, 1, -1) for c in self.classes_]
+
+    def _one_vs_one(self):
+        """Whether the fit is one-vs-one: more than two classes and ``multi_class="ovo"``
+        (an estimator without ``multi_class``, natively multi-class, is not)."""
+        return self.classes_.size > 2 and getattr(self, "multi_class", "ovr") == "ovo"
+
+    def _pairs(self):
+        """The class index pairs ``(i, j)``, ``i < j``, of the one-vs-one problems, in
+        ``SVC``'s order ``(0, 1), (0, 2), ..., (1, 2), ...``."""
+        k = self.classes_.size
+        return [(i, j) for i in range(k) for j in range(i + 1, k)]
+
+    def _subsets(self, y):
+        """``(rows, labels)`` of each problem: ``rows`` the training samples it holds (None
+        is all of them) and ``labels`` their +1 / -1 labels (or ``y`` itself for two
+        classes). One-vs-one, the pair ``(i, j)`` holds the samples of classes ``i`` and
+        ``j``, ``classes_[j]`` being +1 as in the two-class problem."""
+        if not self._one_vs_one():
+            return [(None, t) for t in self._targets(y)]
+        out = []
+        for i, j in self._pairs():
+            rows = np.flatnonzero((y == self.classes_[i]) | (y == self.classes_[j]))
+            out.append((rows, np.where(y[rows] == self.classes_[j], 1, -1)))
+        return out
+
+    def _rows_of(self, X, rows):
+        """The training samples ``rows`` of ``X`` (None: all); with
+        ``kernel="precomputed"``, the rows and columns of the Gram matrix."""
+        if rows is None:
+            return X
+        if self.kernel == "precomputed":
+            return X[np.ix_(rows, rows)]
+        return X[rows]
 
     @staticmethod
     def _check_gram_columns(X, m):
@@ -213,20 +271,29 @@ class BaseMarginClassifier(StoresInitParams, ClassifierMixin, BaseEstimator,
         return {}
 
     def _make_problems(self, X, y):
-        """The problems of ``(X, y)``, one per label vector of :meth:`_targets` (one per
-        class beyond two, in ``classes_`` order), with the fitted kernel and this
-        estimator's hyperparameters."""
-        kw = self._problem_kwargs(m=X.shape[0])
-        return [self._problem_class(X, t, **self._problem_kernel(), **kw)
-                for t in self._targets(y)]
+        """The problems of ``(X, y)``, one per subset of :meth:`_subsets` (beyond two
+        classes: one per pair of classes in :meth:`_pairs` order, one-vs-one, or one per
+        class in ``classes_`` order, one-vs-rest), with the fitted kernel (``gamma``
+        resolved once, on all of the training data, as ``SVC``) and this estimator's
+        hyperparameters (``lam=None`` is the number of samples of each problem)."""
+        problems = []
+        for rows, t in self._subsets(y):
+            Xs = self._rows_of(X, rows)
+            problems.append(self._problem_class(Xs, t, **self._problem_kernel(),
+                                                **self._problem_kwargs(m=Xs.shape[0])))
+        return problems
 
-    def _solve_each(self, problems, **options):
+    def _solve_each(self, problems, rows=None, **options):
         """Solve each problem with :func:`fast.solve`; set ``problems_``, ``solutions_``
-        and, stacked over the problems, ``dual_coef_``, ``intercept_`` and ``n_iter_``."""
+        and, stacked over the problems, ``dual_coef_`` (each row over all training samples,
+        zero outside the problem's ``rows``), ``intercept_`` and ``n_iter_``."""
         self.problems_ = list(problems)
         self.solutions_ = [_solve(prob, tol=self.tol, max_iter=self.max_iter, **options)
                            for prob in self.problems_]
-        self.dual_coef_ = np.vstack([np.asarray(sol.coef, float) for sol in self.solutions_])
+        rows = [None] * len(self.problems_) if rows is None else rows
+        self.dual_coef_ = np.zeros((len(self.problems_), self.shape_fit_[0]))
+        for p, (sol, r) in enumerate(zip(self.solutions_, rows)):
+            self.dual_coef_[p if r is None else (p, r)] = np.asarray(sol.coef, float)
         self.intercept_ = np.asarray([float(sol.intercept) for sol in self.solutions_])
         n_iter = [sol.n_iter or 0 for sol in self.solutions_]
         self.n_iter_ = n_iter[0] if len(n_iter) == 1 else np.asarray(n_iter)
@@ -235,7 +302,8 @@ class BaseMarginClassifier(StoresInitParams, ClassifierMixin, BaseEstimator,
         """Certify the fitted estimator: the certificate of each problem it solved.
 
         Refits nothing: each stored solution (``solutions_``) is certified against its
-        problem (``problems_``, one per one-vs-rest binary problem in ``classes_`` order).
+        problem (``problems_``: beyond two classes, one per pair of classes in ``pairs_``
+        order, one-vs-one, or one per class in ``classes_`` order, one-vs-rest).
         Given ``X`` and ``y``, the problems are rebuilt on them (with the fitted kernel and
         hyperparameters) and the stored solutions certified against those instead, which
         checks that the estimator is optimal for that data (e.g. the training data after
@@ -273,9 +341,17 @@ class BaseMarginClassifier(StoresInitParams, ClassifierMixin, BaseEstimator,
                              f"labels in classes_; got {X.shape[0]} samples")
         return self._make_problems(X, y)
 
-    # ---- fit and prediction of the binary formulations, one-vs-rest beyond two classes -----
+    # ---- fit and prediction of the binary formulations, one-vs-one or one-vs-rest -----------
+    def _fit_problems(self, X, y, **options):
+        """Build and solve the problems of ``(X, y)`` (validated); set ``pairs_`` too."""
+        subsets = self._subsets(y)
+        self.pairs_ = np.asarray(self._pairs() if self._one_vs_one() else [], int).reshape(-1, 2)
+        self._solve_each(self._make_problems(X, y), rows=[r for r, _ in subsets], **options)
+        return subsets
+
     def fit(self, X, y):
-        """Fit the estimator: one problem (two classes) or one per class (one-vs-rest).
+        """Fit the estimator: one problem (two classes), else one per pair of classes
+        (``multi_class="ovo"``) or one per class (``"ovr"``).
 
         Parameters
         ----------
@@ -286,11 +362,12 @@ class BaseMarginClassifier(StoresInitParams, ClassifierMixin, BaseEstimator,
         <<self>>
         """
         X, y = self._fit_data(X, y)
-        self._solve_each(self._make_problems(X, y), random_state=self.random_state,
-                         **self._solve_options())
+        subsets = self._fit_problems(X, y, random_state=self.random_state,
+                                     **self._solve_options())
         self.support_ = np.flatnonzero(np.any(self.dual_coef_ != 0, axis=0))
         if self.kernel == "linear":
-            self.coef_ = np.vstack([_weights(sol, X) for sol in self.solutions_])
+            self.coef_ = np.vstack([_weights(sol, self._rows_of(X, r))
+                                    for sol, (r, _) in zip(self.solutions_, subsets)])
         return self
 
     def _raw_scores(self, X):
@@ -313,19 +390,38 @@ class BaseMarginClassifier(StoresInitParams, ClassifierMixin, BaseEstimator,
         -------
         scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
             Shape (n_samples,) for two classes (positive means ``classes_[1]``);
-            one column per class (one-vs-rest) otherwise.
+            otherwise one column per class: one-vs-rest, that class's score;
+            one-vs-one, ``SVC``'s ``decision_function_shape="ovr"`` convention: the votes
+            of the class plus its summed pair scores ``s`` normalised to
+            ``s / (3 (|s| + 1))`` (in ``(-1/3, 1/3)``, so never more than a vote), whose
+            argmax is :meth:`predict`. The score of each problem (one-vs-one, of the
+            pair ``pairs_[p] = (i, j)``, positive meaning ``classes_[j]``: the opposite
+            sign of ``SVC``'s ``decision_function_shape="ovo"``) is
+            ``K(X_fit, X)^T dual_coef_[p] + intercept_[p]``.
         """
-        scores = self._raw_scores(X) + self.intercept_
-        return scores[:, 0] if self.classes_.size == 2 else scores
+        return self._class_scores(self._raw_scores(X) + self.intercept_)
+
+    def _class_scores(self, scores):
+        """The scores of :meth:`decision_function` from those of the problems (n x n_problems)."""
+        if self.classes_.size == 2:
+            return scores[:, 0]
+        if self.pairs_.size == 0:
+            return scores
+        return ovo_votes(scores, self.pairs_, self.classes_.size)
 
     def predict(self, X):
         """Predict class labels.
 
-        Ties are broken by a fixed rule: for two classes, ``classes_[1]`` when the score is
-        ``>= 0`` (a score of exactly 0 gives ``classes_[1]``, as
-        :meth:`refmodels.base.Problem.predict`); one-vs-rest beyond two classes, the class
-        of the largest score, equal largest scores going to the smallest class index
-        (``numpy.argmax``).
+        Ties are broken by one fixed rule: a binary score of exactly 0 goes to the positive
+        class, and equal largest scores to the smallest class index. For two classes,
+        ``classes_[1]`` when the score is ``>= 0`` (a score of exactly 0 gives
+        ``classes_[1]``, as :meth:`refmodels.base.Problem.predict`). Beyond two classes,
+        the argmax of :meth:`decision_function`, equal largest values going to the
+        smallest class index (``numpy.argmax``): one-vs-rest, the largest score;
+        one-vs-one, the most votes (the pair ``(i, j)`` votes ``classes_[j]`` when its
+        score is ``>= 0``, else ``classes_[i]``), equal votes going to the larger summed
+        pair score, then to the smallest class index (``SVC(break_ties=True)``'s rule;
+        ``SVC``'s default gives equal votes to the smallest index at once).
 
         Parameters
         ----------

@@ -7,10 +7,10 @@ is defined, so that ``help()``, numpydoc and Sphinx read the full text:
 * ``<<kernel gamma tol:iterative ...>>``: the numpydoc entries of those parameters or
   attributes (:data:`ENTRIES`), one per name, in that order; ``name:variant`` picks one of
   the descriptions of a name that has several. A name of :data:`GROUPS` stands for its
-  members (``<<ovr_attributes n_iter_:smo>>``: the group, ``n_iter_``'s variant ``smo``).
+  members (``<<multiclass_attributes n_iter_:smo>>``: the group, ``n_iter_``'s variant ``smo``).
   A parameter's default, in the entry's header, is read from the signature of
   ``__init__`` (in a class docstring).
-* ``<<ovr>>``, ``<<defaults breast_cancer=0.979 ...>>``: a paragraph of the Notes
+* ``<<multiclass>>``, ``<<defaults breast_cancer=0.979 ...>>``: a paragraph of the Notes
   (:data:`PARAGRAPHS`), its fields given as ``key=value``.
 * ``<<Attributes: ...>>``, the same entries under their section header: a section whose
   entries are all shared is one placeholder (where a class adds entries of its own, the
@@ -81,6 +81,12 @@ bound by work).""",
         "unused": """\
 Accepted for scikit-learn's conventions; the solver is deterministic and does not
 use it."""}),
+    "multi_class": ('{"ovo", "ovr"}', {"": """\
+How more than two classes are handled (no effect on two). ``"ovo"``, one-vs-one as
+``SVC``: one binary problem per pair of classes, on the samples of those two classes
+(``n_classes (n_classes - 1) / 2`` problems), the prediction by vote. ``"ovr"``,
+one-vs-rest as ``LinearSVC``: one problem per class against the rest, on all samples,
+the prediction by the largest score. See the Notes and :meth:`predict`."""}),
     "mu": ("float > 0", {"": "Weight of the loss above the margin band, relative to the loss "
                              "below it."}),
     "theta": ("float in [0, 1)", {"": "Half-width of the insensitive band around margin 1."}),
@@ -121,13 +127,17 @@ Training vectors (CSR accepted with the linear kernel); the Gram matrix
     "dual_coef_": ("ndarray of shape (n_problems, n_samples)", {
         "": """\
 Coefficients over the training points: ``f_p(x) = sum_i dual_coef_[p, i] k(x_i, x)``;
-one row for two classes, one per class otherwise.""",
+one row per problem of ``problems_`` (zero on the points a one-vs-one pair does not
+hold).""",
         "b": """\
 Coefficients over the training points: ``f_p(x) = sum_i dual_coef_[p, i] k(x_i, x)
-+ intercept_[p]``; one row for two classes, one per class otherwise.""",
++ intercept_[p]``; one row per problem of ``problems_`` (zero on the points a
+one-vs-one pair does not hold).""",
         "mkl": """\
 Coefficients over the training points:
-``f_p(x) = sum_k mu_[p, k] sum_i dual_coef_[p, i] K_k(x_i, x) + intercept_[p]``.""",
+``f_p(x) = sum_k mu_[p, k] sum_i dual_coef_[p, i] K_k(x_i, x) + intercept_[p]``;
+one row per problem of ``problems_`` (zero on the points a one-vs-one pair does not
+hold).""",
         "mcodm": ("ndarray of shape (n_classes, n_samples)", """\
 Coefficients over the training points:
 ``s_l(x) = sum_i dual_coef_[l, i] k(x_i, x)``.""")}),
@@ -146,12 +156,19 @@ Coefficients over the training points:
               {"": "The weights ``w`` in input space; linear kernel only.",
                "mcodm": ("ndarray of shape (n_classes, n_features)",
                          "The weights ``w_l`` in input space; linear kernel only.")}),
+    "pairs_": ("ndarray of shape (n_problems, 2) or (0, 2)", {"": """\
+The class indices ``(i, j)`` of each one-vs-one problem (``classes_[j]`` is its +1),
+in ``SVC``'s order ``(0, 1), (0, 2), ..., (1, 2), ...``; empty for two classes and
+one-vs-rest."""}),
     "support_": ("ndarray of shape (n_support,)", {"": """\
 Indices of the training points with a non-zero coefficient in some problem."""}),
     "problems_": ("list of refmodels problems", {
-        "": "The binary problems solved, one per class beyond two (in ``classes_`` order).",
+        "": """\
+The binary problems solved: one for two classes; beyond two, one per pair of classes
+in ``pairs_`` order (``multi_class="ovo"``, each on the samples of its two classes) or
+one per class in ``classes_`` order (``"ovr"``).""",
         "mcodm": ("list of refmodels.McODM",
-                  "The one problem solved (a list, as the binary estimators' one per class).")}),
+                  "The one problem solved (a list, as the binary estimators' several).")}),
     "solutions_": ("list of refmodels.Solution", {
         "": "The solution of each problem; :meth:`certify` certifies them.",
         "mcodm": "Its solution; :meth:`certify` certifies its relaxed QP."}),
@@ -170,9 +187,9 @@ Names of the features seen during ``fit``, when ``X`` has string column names.""
 
 #: groups of entries that several estimators list alike, by a name usable in a placeholder
 GROUPS = {
-    "ovr_attributes": ("classes_", "dual_coef_", "intercept_", "coef_", "support_", "n_iter_",
-                       "problems_", "solutions_", "kernel_", "X_fit_", "shape_fit_",
-                       "n_features_in_", "feature_names_in_"),
+    "multiclass_attributes": ("classes_", "dual_coef_", "intercept_", "coef_", "pairs_",
+                              "support_", "n_iter_", "problems_", "solutions_", "kernel_",
+                              "X_fit_", "shape_fit_", "n_features_in_", "feature_names_in_"),
     "transductive_attributes": ("classes_", "X_fit_:transductive", "y_fit_", "kernel_",
                                 "n_iter_:transductive", "shape_fit_", "n_features_in_",
                                 "feature_names_in_"),
@@ -181,11 +198,19 @@ GROUPS = {
 #: paragraphs of the Notes: ``name -> {variant: text}``, with ``{fields}`` given in the
 #: placeholder as ``key=value``
 PARAGRAPHS = {
-    "ovr": {variant: """\
-More than two classes are handled one-vs-rest, as by ``LinearSVC``: one problem per
-class, that class +1 against the rest; the prediction is the largest score.
-``sample_weight`` and ``class_weight`` are not supported: SPEC's formulations weigh
-every sample equally""" + end for variant, end in (
+    "multiclass": {variant: """\
+More than two classes are handled one-vs-one by default, as by ``SVC`` (LIBSVM): one
+problem per pair of classes on the samples of those two classes (the kernel's
+``gamma="scale"`` resolved once, on all of the training data, as ``SVC``; ``lam=None``
+is each problem's own number of samples), the prediction by vote (see :meth:`predict`).
+On the seven multi-class sets of ``validation/bench_defaults.py --sets keel --max-m
+1000``, one-vs-one scored -0.6 to +8.8 points against one-vs-rest (vowel +4.9 to +8.8,
+segment +2.0 to +2.9, wine -0.6 or 0), which brought every binary family within 1
+point of ``SVC()`` on vowel, where one-vs-rest was 6 to 8 points below.
+``multi_class="ovr"`` is one-vs-rest, as ``LinearSVC``: one problem per class, that
+class +1 against the rest, the prediction the largest score. ``sample_weight`` and
+``class_weight`` are not supported: SPEC's formulations weigh every sample
+equally""" + end for variant, end in (
         ("", "."), ("margin", " (the margin mean and variance are unweighted)."))},
     "defaults": {"": """\
 Measured with ``MinMaxScaler`` in a pipeline, 3-fold stratified CV (``python
@@ -194,6 +219,16 @@ digits {digits}: mean {mean} against ``SVC()``'s 0.979 (0.979, 0.989, 0.960, 0.9
 The problem classes keep the formulation's neutral defaults: they state a problem and
 are not tuned to predict; the estimator's are chosen, by that measurement, to predict
 well, never per data set."""},
+    "beta_choice": {"": """\
+``beta`` was chosen by the difference of accuracy to ``SVC()`` over 36 sets (the four
+scikit-learn sets and the KEEL sets of ``validation/bench_defaults.py --sets sklearn
+keel --max-m 1000``), mean and worst set: ``beta=1`` -0.53 points (tic-tac-toe -6.4),
+0.3 +0.02 (ionosphere -4.8), 0.1 +0.04 (ionosphere -4.6, then tic-tac-toe -2.3),
+0.03 +0.10 (ionosphere -4.6, tic-tac-toe -2.0). 0.1 is as good as 0.03 within a tenth
+of a point and three times better conditioned (the iterative solvers take steps
+``1 / sigma_max`` and converge at a rate set by ``sigma_max / beta``). Ionosphere stays
+4.6 points below ``SVC`` whatever ``beta``, ``alpha`` (1, 0.1, 0) or ``gamma``
+(0.1 to 3 times ``"scale"``); its cause is not known."""},
     "delta": {"": """\
 :meth:`decision_function` returns ``-delta_c`` (larger is more likely), shape
 (n_samples, n_classes), or ``delta_0 - delta_1`` (positive means ``classes_[1]``) for

@@ -19,7 +19,7 @@ from refmodels.svmm import SVMm
 
 from ..odm import METHODS as _ODM_METHODS
 
-from ._base import _KERNEL_PARAMS, BaseMarginClassifier, _nonnegative, _positive
+from ._base import _KERNEL_PARAMS, MULTI_CLASS, BaseMarginClassifier, _nonnegative, _positive
 from ._docs import shared_doc
 
 
@@ -45,15 +45,15 @@ class SVMClassifier(BaseMarginClassifier):
         Whether the decision function has an intercept ``b``. True is ``SVC``'s convention
         and the default here; False is the canonical SVM of SPEC §1 (and LIBLINEAR's
         convention), the default of :class:`refmodels.SVM`. See the Notes.
-    <<kernel gamma degree coef0 tol max_iter:svm random_state:dcd>>
+    <<kernel gamma degree coef0 tol max_iter:svm random_state:dcd multi_class>>
 
-    <<Attributes: ovr_attributes dual_coef_:b intercept_:svm n_iter_:svm>>
+    <<Attributes: multiclass_attributes dual_coef_:b intercept_:svm n_iter_:svm>>
 
     See Also
     --------
     refmodels.SVM : The problem, solved by the reference (CVXPY) and certified.
     sklearn.svm.SVC : LIBSVM's SVM, with an intercept, one-vs-one beyond two classes.
-    sklearn.svm.LinearSVC : LIBLINEAR's linear SVM, one-vs-rest.
+    sklearn.svm.LinearSVC : LIBLINEAR's linear SVM, one-vs-rest (``multi_class="ovr"`` here).
 
     Notes
     -----
@@ -61,14 +61,14 @@ class SVMClassifier(BaseMarginClassifier):
     ``fit_intercept=True``: ``SVC``'s own, so that the estimator can stand in for
     ``SVC``. With the former linear default it scored 0.81 on iris (0.93 mean).
     refmodels.SVM defaults to the linear kernel.
-    <<defaults breast_cancer=0.979 wine=0.994 iris=0.960 digits=0.982 mean=0.979>>
+    <<defaults breast_cancer=0.979 wine=0.989 iris=0.960 digits=0.987 mean=0.979>>
 
     The default of ``fit_intercept`` differs from :class:`refmodels.SVM`'s on purpose.
     SPEC's canonical SVM (§1, seed 002 eq. 2) has no intercept, so the reference problem
     defaults to ``fit_intercept=False``; this estimator follows ``SVC``, which fits one, so
     that it can replace ``SVC`` in a pipeline and give the same decision function.
 
-    <<ovr>>
+    <<multiclass>>
 
     References
     ----------
@@ -88,10 +88,11 @@ class SVMClassifier(BaseMarginClassifier):
 
     _problem_class = SVM
     _hyper = ("C", "fit_intercept")
-    _parameter_constraints = {"C": _positive(), "fit_intercept": ["boolean"], **_KERNEL_PARAMS}
+    _parameter_constraints = {"C": _positive(), "fit_intercept": ["boolean"], **_KERNEL_PARAMS,
+                              **MULTI_CLASS}
 
     def __init__(self, C=1.0, *, fit_intercept=True, kernel="rbf", gamma="scale", degree=3,
-                 coef0=0.0, tol=None, max_iter=None, random_state=None):
+                 coef0=0.0, tol=None, max_iter=None, random_state=None, multi_class="ovo"):
         self._store_params(locals())
 
 
@@ -119,9 +120,9 @@ class ODMLClassifier(BaseMarginClassifier):
         Weight of the margin variance.
     mu2 : float >= 0, default=0.1
         Weight of the margin mean (``mu1 = mu2 = 0`` is the SVM with ``C = lam / m``).
-    <<kernel gamma degree coef0 tol max_iter:dcd random_state:dcd>>
+    <<kernel gamma degree coef0 tol max_iter:dcd random_state:dcd multi_class>>
 
-    <<Attributes: ovr_attributes>>
+    <<Attributes: multiclass_attributes>>
 
     See Also
     --------
@@ -137,9 +138,9 @@ class ODMLClassifier(BaseMarginClassifier):
     0.1`` are kept. The former ``lam=1`` (``C = 1/m``) with the linear kernel scored
     0.50 on iris (0.72 mean). refmodels.ODML defaults to ``lam=1, mu1=mu2=0`` and the
     linear kernel.
-    <<defaults breast_cancer=0.981 wine=0.989 iris=0.960 digits=0.983 mean=0.978>>
+    <<defaults breast_cancer=0.981 wine=0.983 iris=0.960 digits=0.988 mean=0.978>>
 
-    <<ovr:margin>>
+    <<multiclass:margin>>
 
     References
     ----------
@@ -155,10 +156,10 @@ class ODMLClassifier(BaseMarginClassifier):
     _problem_class = ODML
     _hyper = ("lam", "mu1", "mu2")
     _parameter_constraints = {"lam": [*_positive(), None], "mu1": _nonnegative(),
-                              "mu2": _nonnegative(), **_KERNEL_PARAMS}
+                              "mu2": _nonnegative(), **_KERNEL_PARAMS, **MULTI_CLASS}
 
     def __init__(self, lam=None, mu1=0.1, mu2=0.1, *, kernel="rbf", gamma="scale", degree=3,
-                 coef0=0.0, tol=None, max_iter=None, random_state=None):
+                 coef0=0.0, tol=None, max_iter=None, random_state=None, multi_class="ovo"):
         self._store_params(locals())
 
 
@@ -185,9 +186,9 @@ class LDMClassifier(BaseMarginClassifier):
         Weight of the pairwise margin variance.
     lam2 : float >= 0, default=0.05
         Weight of the margin mean (``lam1 = lam2 = 0`` is the SVM with ``C``).
-    <<kernel gamma degree coef0 tol max_iter:dcd random_state:dcd>>
+    <<kernel gamma degree coef0 tol max_iter:dcd random_state:dcd multi_class>>
 
-    <<Attributes: ovr_attributes>>
+    <<Attributes: multiclass_attributes>>
 
     See Also
     --------
@@ -201,9 +202,9 @@ class LDMClassifier(BaseMarginClassifier):
     ``LDM(C) = ODML(lam = m C)``, so the same machine as :class:`ODMLClassifier`'s
     default up to ``mu2``). With the former linear default it scored 0.67 on iris (0.88
     mean). refmodels.LDM defaults to ``lam1=lam2=0`` and the linear kernel.
-    <<defaults breast_cancer=0.981 wine=0.989 iris=0.960 digits=0.983 mean=0.978>>
+    <<defaults breast_cancer=0.981 wine=0.983 iris=0.960 digits=0.988 mean=0.978>>
 
-    <<ovr:margin>>
+    <<multiclass:margin>>
 
     References
     ----------
@@ -217,10 +218,10 @@ class LDMClassifier(BaseMarginClassifier):
     _problem_class = LDM
     _hyper = ("C", "lam1", "lam2")
     _parameter_constraints = {"C": _positive(), "lam1": _nonnegative(), "lam2": _nonnegative(),
-                              **_KERNEL_PARAMS}
+                              **_KERNEL_PARAMS, **MULTI_CLASS}
 
     def __init__(self, C=1.0, lam1=0.05, lam2=0.05, *, kernel="rbf", gamma="scale", degree=3,
-                 coef0=0.0, tol=None, max_iter=None, random_state=None):
+                 coef0=0.0, tol=None, max_iter=None, random_state=None, multi_class="ovo"):
         self._store_params(locals())
 
 
@@ -250,8 +251,9 @@ class ODMClassifier(BaseMarginClassifier):
         (the dual coordinate descent). ``"auto"`` picks TRON on the linear kernel, where
         large ``lam`` makes the coordinate descent crawl (used by
         :class:`fast.ODMClassifierCV` for its refit).
+    <<multi_class>>
 
-    <<Attributes: ovr_attributes>>
+    <<Attributes: multiclass_attributes>>
 
     See Also
     --------
@@ -266,9 +268,9 @@ class ODMClassifier(BaseMarginClassifier):
     writes ``lambda / m`` for ``C``); ``mu=0.5``, ``theta=0.3`` are kept. The former
     ``lam=1`` with the linear kernel scored 0.67 on iris (0.84 mean). refmodels.ODM
     defaults to ``lam=1, mu=1, theta=0`` and the linear kernel.
-    <<defaults breast_cancer=0.974 wine=0.989 iris=0.967 digits=0.986 mean=0.979>>
+    <<defaults breast_cancer=0.974 wine=0.989 iris=0.967 digits=0.991 mean=0.980>>
 
-    <<ovr>>
+    <<multiclass>>
 
     References
     ----------
@@ -286,10 +288,11 @@ class ODMClassifier(BaseMarginClassifier):
     _parameter_constraints = {"lam": [*_positive(), None], "mu": _positive(),
                               "theta": [Interval(numbers.Real, 0.0, 1.0, closed="left")],
                               "method": [StrOptions(set(_ODM_METHODS)), None],
-                              **_KERNEL_PARAMS}
+                              **_KERNEL_PARAMS, **MULTI_CLASS}
 
     def __init__(self, lam=None, mu=0.5, theta=0.3, *, kernel="rbf", gamma="scale", degree=3,
-                 coef0=0.0, tol=None, max_iter=None, random_state=None, method=None):
+                 coef0=0.0, tol=None, max_iter=None, random_state=None, method=None,
+                 multi_class="ovo"):
         self._store_params(locals())
 
     def _solve_options(self):
@@ -318,9 +321,9 @@ class SVMmClassifier(BaseMarginClassifier):
     eps : float >= 0, default=0.5
         Width of the band above the margin ``y f(x) = 1``, in margin units (0 is the
         ε-SVM).
-    <<kernel gamma degree coef0 tol max_iter:smo random_state:smo>>
+    <<kernel gamma degree coef0 tol max_iter:smo random_state:smo multi_class>>
 
-    <<Attributes: ovr_attributes dual_coef_:b intercept_:b n_iter_:smo>>
+    <<Attributes: multiclass_attributes dual_coef_:b intercept_:b n_iter_:smo>>
 
     See Also
     --------
@@ -333,10 +336,10 @@ class SVMmClassifier(BaseMarginClassifier):
     **Defaults** (issue 14): ``kernel="rbf"`` (``gamma="scale"``), ``C1=1`` (``SVC``'s
     ``C``), ``C2=0.5``, ``eps=0.5`` kept. With the former linear default it scored 0.74
     on iris (0.90 mean). refmodels.SVMm defaults to ``C2=eps=1`` and the linear kernel.
-    <<defaults breast_cancer=0.974 wine=0.994 iris=0.953 digits=0.984 mean=0.976>>
+    <<defaults breast_cancer=0.974 wine=0.989 iris=0.953 digits=0.989 mean=0.976>>
 
     Dense input only (the SMO reads kernel rows; ``X`` is not taken as CSR).
-    <<ovr>>
+    <<multiclass>>
 
     References
     ----------
@@ -354,8 +357,8 @@ class SVMmClassifier(BaseMarginClassifier):
     _hyper = ("C1", "C2", "eps")
     _accepts_sparse = False
     _parameter_constraints = {"C1": _positive(), "C2": _nonnegative(), "eps": _nonnegative(),
-                              **_KERNEL_PARAMS}
+                              **_KERNEL_PARAMS, **MULTI_CLASS}
 
     def __init__(self, C1=1.0, C2=0.5, eps=0.5, *, kernel="rbf", gamma="scale", degree=3,
-                 coef0=0.0, tol=None, max_iter=None, random_state=None):
+                 coef0=0.0, tol=None, max_iter=None, random_state=None, multi_class="ovo"):
         self._store_params(locals())

@@ -31,8 +31,8 @@ class DRRClassifier(BaseMarginClassifier):
     Parameters
     ----------
     <<alpha>>
-    beta : float > 0, default=1.0
-        Weight of the regularizer.
+    beta : float > 0, default=0.1
+        Weight of the regularizer (see the Notes for the default).
     q : float in [1, inf], default=2
         Inner exponent of the group norm ``||w|C||_{q,r}`` (groups = classes).
     r : float in [1, inf], default=2
@@ -57,10 +57,11 @@ class DRRClassifier(BaseMarginClassifier):
 
     Notes
     -----
-    **Defaults** (issue 14): unchanged: ``kernel="rbf"`` (``gamma="scale"``),
-    ``alpha=beta=1``, the group norm ``q=r=2`` with ``rho="half_square"`` (which is
-    DRM). refmodels.DRR has no defaults for ``alpha``, ``beta``.
-    <<defaults breast_cancer=0.970 wine=0.978 iris=0.960 digits=0.981 mean=0.972>>
+    **Defaults** (issue 14): ``kernel="rbf"`` (``gamma="scale"``), ``alpha=1``, the group
+    norm ``q=r=2`` with ``rho="half_square"`` (which is DRM), and ``beta=0.1``.
+    <<beta_choice>>
+    refmodels.DRR has no defaults for ``alpha``, ``beta``.
+    <<defaults breast_cancer=0.977 wine=0.978 iris=0.960 digits=0.984 mean=0.975>>
 
     <<delta>>
     :meth:`solve` returns the problem of the test points and its solution, to certify.
@@ -94,7 +95,7 @@ class DRRClassifier(BaseMarginClassifier):
         **{k: v for k, v in _KERNEL_PARAMS.items() if k != "random_state"},
     }
 
-    def __init__(self, alpha=1.0, beta=1.0, q=2, r=2, rho="half_square", regularizer=None, *,
+    def __init__(self, alpha=1.0, beta=0.1, q=2, r=2, rho="half_square", regularizer=None, *,
                  kernel="rbf", gamma="scale", degree=3, coef0=0.0, method=None, tol=None,
                  max_iter=None):
         self._store_params(locals())
@@ -218,8 +219,8 @@ class DRMClassifier(DRRClassifier):
     Parameters
     ----------
     <<alpha>>
-    beta : float > 0, default=1.0
-        Weight of the regularizer ``1/2 ||w||^2``.
+    beta : float > 0, default=0.1
+        Weight of the regularizer ``1/2 ||w||^2`` (see the Notes for the default).
     <<kernel gamma degree coef0>>
     method : {"closed_form", "gd", "ppa", "linear_ppa", "apg"} or None, default=None
         The algorithm of :func:`fast.solve`; None is the closed form.
@@ -234,9 +235,11 @@ class DRMClassifier(DRRClassifier):
 
     Notes
     -----
-    **Defaults** (issue 14): unchanged: ``kernel="rbf"`` (``gamma="scale"``),
-    ``alpha=beta=1``. refmodels.DRM has no defaults for ``alpha``, ``beta``.
-    <<defaults breast_cancer=0.970 wine=0.978 iris=0.960 digits=0.981 mean=0.972>>
+    **Defaults** (issue 14): ``kernel="rbf"`` (``gamma="scale"``), ``alpha=1``,
+    ``beta=0.1``.
+    <<beta_choice>>
+    refmodels.DRM has no defaults for ``alpha``, ``beta``.
+    <<defaults breast_cancer=0.977 wine=0.978 iris=0.960 digits=0.984 mean=0.975>>
 
     <<delta>>
     Dense input only; ``sample_weight`` and ``class_weight`` are not supported.
@@ -254,7 +257,7 @@ class DRMClassifier(DRRClassifier):
     _parameter_constraints = {k: v for k, v in DRRClassifier._parameter_constraints.items()
                               if k not in ("q", "r", "rho", "regularizer")}
 
-    def __init__(self, alpha=1.0, beta=1.0, *, kernel="rbf", gamma="scale", degree=3,
+    def __init__(self, alpha=1.0, beta=0.1, *, kernel="rbf", gamma="scale", degree=3,
                  coef0=0.0, method=None, tol=None, max_iter=None):
         self._store_params(locals())
 

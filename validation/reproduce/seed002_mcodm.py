@@ -62,7 +62,8 @@ def make_run(quick, tol):
             est = fast.McODMClassifier(kernel="linear", tol=tol)
             grid = {"lam": G["lam"], "mu": G["mu"], "theta": G["theta"]}
         elif m == "ovrSVM":
-            est = fast.SVMClassifier(kernel="linear", fit_intercept=False, tol=tol)
+            est = fast.SVMClassifier(kernel="linear", fit_intercept=False, tol=tol,
+                                     multi_class="ovr")
             grid = {"C": G["lam"]}
         else:
             est = LinearSVC(multi_class="crammer_singer", fit_intercept=False, tol=tol,

@@ -11,8 +11,8 @@ are stratified and shuffled with a printed seed). Hyperparameters by CV on the t
 SVM C, DRM alpha and beta in {0.001, 0.01, ..., 1000}; RBF exp(-||x - z||^2 / (2 v)) with
 the "variance parameter" v in {0.001, ..., 1000}; polynomial (x.z / p + 1)^d with
 d in {2, 3, 4, 5, 8, 10} (the paper gives neither the offset nor a scale; 1/p keeps
-degree 10 finite). SVM is ``fast.SVMClassifier`` with intercept, one-vs-rest beyond two
-classes; DRM is ``fast.DRMClassifier`` (closed form).
+degree 10 finite). SVM is ``fast.SVMClassifier`` with intercept, one-vs-one beyond two
+classes (as LIBSVM); DRM is ``fast.DRMClassifier`` (closed form).
 
     python validation/reproduce/seed004_drm.py --quick
     python validation/reproduce/seed004_drm.py [--tables III,VIII]
@@ -204,8 +204,7 @@ def main(argv=None):
                 + ("QUICK: C, alpha, beta in {0.01, 1, 100}, v in {0.1, 1, 10}, d in {2, 3}."
                    if args.quick else "C, alpha, beta, v in {1e-3, ..., 1e3}, d in "
                    "{2, 3, 4, 5, 8, 10}."))
-    notes = ["SVM beyond two classes is one-vs-rest here (LIBSVM, which the paper likely used, "
-             "is one-vs-one).",
+    notes = ["SVM beyond two classes is one-vs-one, as LIBSVM (which the paper likely used).",
              "The paper reports the better of scaled and unscaled data per set; we run scaled "
              "only, which can only lower our figures relative to that protocol.",
              "A flag means |ours - paper| > the paper's std."]
