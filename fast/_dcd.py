@@ -557,7 +557,8 @@ def oracle_for(prob, path, cache_size):
     return Oracle("linear", X=prob.X, qy=y)
 
 
-def dcd_solution(objective, coef, variables, info, t0, what, solver="fast:dcd", prob=None):
+def dcd_solution(objective, coef, variables, info, t0, what, solver="fast:dcd", prob=None,
+                 advice=""):
     """The Solution of a DCD run: ``optimal`` iff the full-set stop held (the self-check of
     :mod:`fast._selfcheck` then decides), else ``max_iter`` with a ConvergenceWarning stating
     the residual (worst ``|PG|`` at the returned point). For the linear kernel the weights
@@ -575,5 +576,5 @@ def dcd_solution(objective, coef, variables, info, t0, what, solver="fast:dcd", 
                    time=time.perf_counter() - t0, n_iter=info["n_iter"], info=info)
     if status != "optimal":
         convergence_warning(what, info["residual"], info["tol"], info["n_iter"],
-                            hint=scale_hint(prob) if prob is not None else "")
+                            hint=(scale_hint(prob) if prob is not None else "") + advice)
     return sol

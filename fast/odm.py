@@ -129,7 +129,11 @@ def solve(prob, method=None, tol=None, max_iter=None, random_state=None, warm_st
     variables = {"zeta": zeta, "beta": beta}
     if w is not None:
         variables["w"] = w
-    return _dcd.dcd_solution(objective, coef, variables, info, t0, "ODM DCD", prob=prob)
+    # weak regularization (large lam) is where the DCD crawls and method="auto" (TRON on
+    # the linear kernel, the Newton on a kernel) does not: say so when it stops short
+    return _dcd.dcd_solution(objective, coef, variables, info, t0, "ODM DCD", prob=prob,
+                             advice="; at weak regularization (large lam) method='auto' "
+                                    "(TRON / kernel Newton) converges where the DCD crawls")
 
 
 def linear_primal_args(prob, method, solver, primal, options, tol, max_iter, default_tol,
