@@ -356,3 +356,27 @@ def drr_data(draw, max_m=25, kernels=KERNELS, scale=None):
                      duplicates=False)
     kernel, Xk, Xtk = drr_kernel(kname, X, Xt, rng)
     return Xk, y, Xtk, kernel, sc
+
+
+def keel(name, minmax=False):
+    """``(X, y)`` of a numeric KEEL set shipped in ``validation/data/keel`` (``y``: +1 for
+    the last label in sorted order, -1 otherwise), features in [0, 1] if ``minmax``; skips
+    the test when the file is not in this checkout."""
+    import pytest
+    from pathlib import Path
+
+    root = Path(__file__).parents[1] / "validation" / "data" / "keel"
+    paths = [root / sub / f"{name}.dat" for sub in ("balanced", "imbalanced")]
+    path = next((p for p in paths if p.exists()), None)
+    if path is None:
+        pytest.skip(f"validation/data/keel/*/{name}.dat is not in this checkout")
+    rows = [ln.split(",") for ln in path.read_text().splitlines()
+            if ln.strip() and not ln.startswith("@")]
+    X = np.array([[float(v) for v in r[:-1]] for r in rows])
+    labels = np.array([r[-1].strip() for r in rows])
+    y = np.where(labels == np.unique(labels)[-1], 1, -1)
+    if minmax:
+        span = X.max(0) - X.min(0)
+        X = (X - X.min(0)) / np.where(span > 0, span, 1.0)
+    return X, y
+

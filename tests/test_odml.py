@@ -315,19 +315,11 @@ def test_dual_value_through_the_gram_on_a_singular_kernel():
     dropped: -2.2e-8 at C = 2^12, -6.6e-6 at C = 2^20, failing an optimal point). Checked
     against ``e^T beta - 1/2 v^T H v`` with ``H`` by the Woodbury form, at the reference
     solution for C = 2^12."""
-    from pathlib import Path
-
     from refmodels.odml import woodbury_H
 
-    keel = Path(__file__).parents[1] / "validation" / "data" / "keel"
-    path = keel / "imbalanced" / "ecoli1.dat"
-    if not path.exists():
-        pytest.skip("validation/data/keel is not in this checkout")
-    rows = [ln.split(",") for ln in path.read_text().splitlines()
-            if ln.strip() and not ln.startswith("@")]
-    X = np.array([[float(v) for v in r[:-1]] for r in rows])
-    y = np.array([1 if r[-1].strip() == "positive" else -1 for r in rows])
-    X = (X - X.min(0)) / np.where(X.max(0) > X.min(0), X.max(0) - X.min(0), 1.0)
+    from strategies import keel
+
+    X, y = keel("ecoli1", minmax=True)
     prob = rm.LDM(X, y, C=2.0**12, lam1=2**-8, lam2=2**-8,
                   kernel=rm.kernels.RBF(gamma=1.0 / X.shape[1]))
     beta = prob.solve().variables["beta"]
