@@ -339,6 +339,46 @@ def _solve_N(b, offs, tau, s, p, rs1, rstar, q, r, y, tt, folded):
 
 
 @njit(cache=True)
+def _prox_abs_r1(b, offs, s, q, p, y):
+    """:func:`_prox_abs` for ``r = 1`` (each group thresholded, or one group: the plain
+    ``q``-norm), compiled on its own so that a run that needs only it does not compile the
+    ``r > 1`` machinery (:func:`group_norm_prox` chooses; a cold DRR with ``(q, r) = (2, 1)``
+    compiled the whole tree)."""
+    g = offs.size - 1
+    if s <= 0.0:
+        y[:] = b
+        return
+    if p == 1.0:
+        _r1_sum(b, offs, s, q, y)
+        return
+    # G(N) = sum_c A_c(s N^(p-1)) - N, decreasing in N
+    N0 = 0.0
+    for c in range(g):
+        N0 += _qnorm(b[offs[c]:offs[c + 1]], q)
+    if N0 == 0.0:
+        y[:] = 0.0
+        return
+    lo, hi = 0.0, N0
+    flo = N0
+    fhi = _r1_sum(b, offs, s * N0 ** (p - 1.0), q, y) - N0
+    side = _NOSIDE
+    x = hi
+    for _ in range(_MAXIT):
+        if fhi >= 0.0:
+            x = hi
+            break
+        x = _secant(lo, hi, flo, fhi)
+        fx = _r1_sum(b, offs, s * x ** (p - 1.0), q, y) - x
+        if fx == 0.0:
+            break
+        lo, hi, flo, fhi, side = _illinois(
+            x, fx, lo, hi, flo, fhi, side, _NO)
+        if hi - lo <= _XTOL * hi:
+            break
+    _r1_sum(b, offs, s * x ** (p - 1.0), q, y)
+
+
+@njit(cache=True)
 def _prox_abs(b, offs, s, q, r, p, y):
     """``y = prox_{s rho(||.|C||_{q,r})}(b)`` for ``b >= 0`` (groups contiguous in ``b``)."""
     g = offs.size - 1
@@ -346,34 +386,7 @@ def _prox_abs(b, offs, s, q, r, p, y):
         y[:] = b
         return
     if r == 1.0:
-        if p == 1.0:
-            _r1_sum(b, offs, s, q, y)
-            return
-        # G(N) = sum_c A_c(s N^(p-1)) - N, decreasing in N
-        N0 = 0.0
-        for c in range(g):
-            N0 += _qnorm(b[offs[c]:offs[c + 1]], q)
-        if N0 == 0.0:
-            y[:] = 0.0
-            return
-        lo, hi = 0.0, N0
-        flo = N0
-        fhi = _r1_sum(b, offs, s * N0 ** (p - 1.0), q, y) - N0
-        side = _NOSIDE
-        x = hi
-        for _ in range(_MAXIT):
-            if fhi >= 0.0:
-                x = hi
-                break
-            x = _secant(lo, hi, flo, fhi)
-            fx = _r1_sum(b, offs, s * x ** (p - 1.0), q, y) - x
-            if fx == 0.0:
-                break
-            lo, hi, flo, fhi, side = _illinois(
-                x, fx, lo, hi, flo, fhi, side, _NO)
-            if hi - lo <= _XTOL * hi:
-                break
-        _r1_sum(b, offs, s * x ** (p - 1.0), q, y)
+        _prox_abs_r1(b, offs, s, q, p, y)
         return
     rs1 = 0.0 if math.isinf(r) else 1.0 / (r - 1.0)
     rstar = 1.0 if math.isinf(r) else r / (r - 1.0)
@@ -421,9 +434,28 @@ def _prox_columns(V, steps, perm, offs, q, r, p, out):
         for i in range(m):
             b[i] = abs(V[perm[i], j])
         _prox_abs(b, offs, steps[j], q, r, p, y)
+        _signed_back(V, perm, j, y, out)
+
+
+@njit(cache=True)
+def _prox_columns_r1(V, steps, perm, offs, q, p, out):
+    """:func:`_prox_columns` for ``r = 1`` (see :func:`_prox_abs_r1`)."""
+    m, k = V.shape
+    b = np.empty(m)
+    y = np.empty(m)
+    for j in range(k):
         for i in range(m):
-            vi = V[perm[i], j]
-            out[perm[i], j] = y[i] if vi >= 0.0 else -y[i]
+            b[i] = abs(V[perm[i], j])
+        _prox_abs_r1(b, offs, steps[j], q, p, y)
+        _signed_back(V, perm, j, y, out)
+
+
+@njit(cache=True)
+def _signed_back(V, perm, j, y, out):
+    """Column ``j`` of ``out``: ``y`` (the prox of ``|V|``) with the signs of ``V``."""
+    for i in range(perm.shape[0]):
+        vi = V[perm[i], j]
+        out[perm[i], j] = y[i] if vi >= 0.0 else -y[i]
 
 
 def group_layout(groups, q, r):
@@ -453,5 +485,8 @@ def group_norm_prox(V, steps, q, r, p, groups, layout=None):
         return out[:, 0] if vec else out
     perm, offs, r_eff = layout if layout is not None else group_layout(groups, q, r)
     out = np.empty(V2.shape)           # C order whatever V's layout: one compiled _prox_columns
-    _prox_columns(np.ascontiguousarray(V2), steps, perm, offs, q, r_eff, p, out)
+    if r_eff == 1.0:     # the r = 1 solver alone (it compiles without the r > 1 machinery)
+        _prox_columns_r1(np.ascontiguousarray(V2), steps, perm, offs, q, p, out)
+    else:
+        _prox_columns(np.ascontiguousarray(V2), steps, perm, offs, q, r_eff, p, out)
     return out[:, 0] if vec else out
