@@ -1,13 +1,15 @@
 """fast.solve on ODML and LDM (SPEC §2–3): DCD (Woodbury H; whitened linear path) and ASGD.
 DCD against the reference, CSR = dense and the warm start from its own solution:
-tests/test_contract.py."""
+tests/test_contract.py. ``method="smo"`` (issue 13): the tests at the end."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from hypothesis import given
+from hypothesis import given, strategies as st
+from sklearn.exceptions import ConvergenceWarning
 
 import fast
 import refmodels as rm
+from refmodels.certify import DEFAULT_TOL
 from contract import check_refused, mu1s, mu2s, rel, solve_trusted
 from fast import _sgd
 from strategies import binary_data, log_uniform, random_binary
@@ -106,3 +108,56 @@ def test_uncentred_cubic_kernel_is_not_silently_wrong(family):
     prob = rm.LDM(X, y, C=1.0, lam1=0.0, lam2=1.0, kernel=k) if family == "LDM" else \
         rm.ODML(X, y, lam=7.0, mu1=0.0, mu2=1.0, kernel=k)
     trusted(prob, lambda: fast.solve(prob))
+
+
+@given(data=binary_data(), lam=log_uniform(1e-2, 1e3), mu1=mu1s, mu2=mu2s,
+       ldm=st.booleans())
+def test_smo_agrees_with_the_reference(data, lam, mu1, mu2, ldm):
+    """``method="smo"`` (issue 13): the SMO without equality on ``Q = H`` (Woodbury form),
+    ``p = -e + (mu2/m) H e``; the reference's optimum at the unit scale, the trust property at
+    every scale, the DCD's point."""
+    X, y, kernel, scale = data
+    m = X.shape[0]
+    prob = (rm.LDM(X, y, C=lam / m, lam1=mu1 / 2, lam2=mu2, kernel=kernel) if ldm else
+            rm.ODML(X, y, lam=lam, mu1=mu1, mu2=mu2, kernel=kernel))
+    name, upper = ("beta", lam / m) if ldm else ("alpha", lam / m)
+    smo, ref = solve_trusted(prob, scale, lambda: fast.solve(prob, method="smo"),
+                             lambda: prob.solve())
+    if smo is None:
+        return
+    assert smo.solver == "fast:smo" and smo.info["path"] == "gram"
+    a = smo.variables[name]
+    assert np.all(a >= 0) and np.all(a <= upper * (1 + 1e-15))
+    P = prob.certify(smo, reference=False).values["objective"]
+    assert rel(smo.objective, P) <= DEFAULT_TOL
+    if scale.good:
+        assert rel(smo.objective, ref.objective) <= 1e-6
+        dcd = fast.solve(prob, method="dcd")
+        assert rel(smo.objective, dcd.objective) <= 1e-7
+
+
+def test_smo_warm_start_max_iter_and_bad_input():
+    X, y, k, _ = random_binary(3, m=60, d=3, kernel="rbf")
+    for prob, name in ((rm.ODML(X, y, lam=200.0, mu1=0.5, mu2=0.2, kernel=k), "alpha"),
+                       (rm.LDM(X, y, C=4.0, lam1=0.1, lam2=0.1, kernel=k), "beta")):
+        cold = fast.solve(prob, method="smo")
+        assert cold.status == "optimal" and cold.n_iter > 0
+        again = fast.solve(prob, method="smo", warm_start=cold)
+        assert again.status == "optimal" and again.n_iter == 0
+        assert rel(again.objective, cold.objective) <= 1e-10
+        np.testing.assert_allclose(again.coef, cold.coef, rtol=0, atol=1e-8 * (
+            1 + np.max(np.abs(cold.coef))))
+        dcd = fast.solve(prob, method="dcd")            # the same dual variable
+        assert rel(fast.solve(prob, method="smo", warm_start=dcd).objective,
+                   dcd.objective) <= 1e-8
+        with pytest.warns(ConvergenceWarning, match="tol"):
+            short = fast.solve(prob, method="smo", max_iter=2)
+        assert short.status == "max_iter" and short.n_iter == 2
+        bad = np.full(prob.m, 2.0 * np.max(cold.variables[name]) + 1.0)
+        for options, words in (({"path": "linear"}, "path"), ({"path": "cache"}, "path"),
+                               ({"polish": "yes"}, "polish"), ({"tol": 0}, "tol"),
+                               ({"max_iter": 1.5}, "max_iter"), ({"eta0": 1.0}, "unknown option"),
+                               ({"warm_start": bad}, "warm_start"),
+                               ({"warm_start": np.zeros(3)}, "warm_start")):
+            with pytest.raises(ValueError, match=words):
+                fast.solve(prob, method="smo", **options)

@@ -1,16 +1,19 @@
 """fast.solve on SVM (SPEC §1, no intercept): DCD's path choice, LIBLINEAR, the SVM with
 intercept handed to the SMO, warm starts outside the box. Agreement with the reference,
-CSR = dense, the cache path and the warm start from its own solution: tests/test_contract.py."""
+CSR = dense, the cache path and the warm start from its own solution: tests/test_contract.py.
+``method="smo"`` without intercept (issue 13): the tests at the end."""
 import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given
 from sklearn.exceptions import ConvergenceWarning
 
 import fast
 import refmodels as rm
-from contract import rel
-from strategies import random_binary
+from refmodels.certify import DEFAULT_TOL
+from contract import rel, solve_trusted
+from strategies import binary_data, log_uniform, random_binary
 
 
 def test_auto_path_choice():
@@ -81,3 +84,67 @@ def test_svm_intercept_raw_scale_is_honest():
         assert cert.ok, cert
     else:
         assert any(issubclass(w.category, ConvergenceWarning) for w in caught)
+
+
+@given(data=binary_data(), C=log_uniform(1e-2, 1e3))
+def test_smo_without_intercept_agrees_with_the_reference(data, C):
+    """``method="smo"`` (the SMO without the equality, issue 13): the reference's optimum at
+    the unit scale, the trust property at every scale; the bounded row cache gives the Gram
+    path's point."""
+    X, y, kernel, scale = data
+    prob = rm.SVM(X, y, C=C, kernel=kernel)
+    smo, ref = solve_trusted(prob, scale, lambda: fast.solve(prob, method="smo"),
+                             lambda: prob.solve())
+    if smo is None:
+        return
+    assert smo.solver == "fast:smo" and smo.intercept == 0.0
+    assert np.all(smo.variables["alpha"] >= 0) and np.all(smo.variables["alpha"] <= C)
+    np.testing.assert_array_equal(smo.coef, prob.y * smo.variables["alpha"])
+    # the reported objective is the primal at the returned point (off the unit scale as the
+    # certificate evaluates it: through w = X^T coef it loses digits, see contract.py)
+    P = prob.certify(smo, reference=False).values["objective"]
+    assert rel(smo.objective, P) <= DEFAULT_TOL
+    if scale.good:
+        assert rel(smo.objective, prob.primal_value(*prob.primal_point(smo))) <= 1e-9
+        assert rel(smo.objective, ref.objective) <= 1e-6
+        if not kernel.is_precomputed:
+            cache = fast.solve(prob, method="smo", path="cache", cache_size=1e-5)
+            gram = fast.solve(prob, method="smo", path="gram")
+            assert (cache.info["path"], gram.info["path"]) == ("cache", "gram")
+            assert cache.status == gram.status == "optimal"
+            assert rel(cache.objective, gram.objective) <= 1e-7
+
+
+def test_smo_without_intercept_warm_start_and_max_iter():
+    X, y, k, _ = random_binary(8, m=80, d=4, kernel="rbf")
+    prob = rm.SVM(X, y, C=50.0, kernel=k)
+    cold = fast.solve(prob, method="smo")
+    assert cold.status == "optimal" and cold.n_iter > 0
+    again = fast.solve(prob, method="smo", warm_start=cold)
+    assert again.status == "optimal" and again.n_iter == 0
+    assert rel(again.objective, cold.objective) <= 1e-10
+    # from the DCD's point (the same dual variable), and the DCD from the SMO's
+    dcd = fast.solve(prob, method="dcd")
+    assert rel(fast.solve(prob, method="smo", warm_start=dcd).objective, dcd.objective) <= 1e-8
+    assert rel(fast.solve(prob, warm_start=cold).objective, cold.objective) <= 1e-8
+    with pytest.warns(ConvergenceWarning, match="tol"):
+        short = fast.solve(prob, method="smo", max_iter=3)
+    assert short.status == "max_iter" and short.n_iter == 3
+
+
+def test_smo_without_intercept_bad_input():
+    X, y, k, _ = random_binary(9, m=30, d=3, kernel="rbf")
+    prob = rm.SVM(X, y, C=1.0, kernel=k)
+    big = fast.solve(rm.SVM(X, y, C=5.0, kernel=k), method="smo")
+    if np.max(big.variables["alpha"]) > 1.0:
+        with pytest.raises(ValueError, match="warm_start"):
+            fast.solve(prob, method="smo", warm_start=big)
+    for options, words in (({"path": "linear"}, "path"), ({"polish": "yes"}, "polish"),
+                           ({"shrinking": 2}, "shrinking"), ({"tol": -1.0}, "tol"),
+                           ({"max_iter": 0}, "max_iter"), ({"cache_size": -1}, "cache_size"),
+                           ({"foo": 1}, "unknown option"),
+                           ({"warm_start": np.ones(5)}, "warm_start")):
+        with pytest.raises(ValueError, match=words):
+            fast.solve(prob, method="smo", **options)
+    with pytest.raises(ValueError, match="path"):
+        fast.solve(rm.SVM(X, y, C=1.0), method="smo", path="linear")
