@@ -32,11 +32,12 @@ Recovery without ``(I + AG)^{-1}``: from ``(I + AG) nu = Yv`` and ``G nu = Y H v
 ``method="smo"``: the ``gram`` path's dual (``Q = H``) by the SMO without equality of
 :mod:`fast._smo_run` (greedy second-order single-variable steps with shrinking and the
 Newton polish): ``s = +1``, ``p = -e + (mu2/m) H e``, ``u = upper``; ``nu`` by the Woodbury
-solve. Not the default: on LDM (RBF gamma = 1/d, lam1 = lam2 = 2^-8, [0,1]-scaled
+solve. Measured on LDM (RBF gamma = 1/d, lam1 = lam2 = 2^-8, [0,1]-scaled
 KEEL ecoli1, yeast3, australian, C = 2^0, 2^4, 2^8, 2^12, 2^14, 2^16, 2^20; issue 13) the
 SMO ends ``optimal`` in 16 of 21 runs, the DCD in 7 (all solved by the SMO too, in
 1.1-2.3x less CPU); at ecoli1 C = 2^20 and yeast3 C >= 2^12 both stop at ``max_iter`` and
-the SMO's point is worse (it spends ~2x the time).
+the SMO's point is worse (it spends ~2x the time). Hence the default (``method=None``): the SMO
+for a kernel, the DCD for the linear kernel (its whitened linear path is O(d) per step).
 
 ``method="asgd"`` (linear kernel only): seed 001 Alg. 2 on the primal (see
 :mod:`fast._sgd`); a stochastic method for large m that returns ``w`` only (the
@@ -97,14 +98,18 @@ def solve(prob, method=None, tol=None, max_iter=None, random_state=None, warm_st
           **options):
     """Solve :class:`refmodels.ODML` or :class:`refmodels.LDM`.
 
-    ``method``: ``"dcd"`` (default), ``"smo"`` (the gram path; options ``shrinking``,
-    ``polish``) or ``"asgd"`` (linear kernel). DCD options:
+    ``method``: ``"dcd"`` (the default for the linear kernel), ``"smo"`` (the default for
+    another kernel; the gram path; options ``shrinking``, ``polish``) or ``"asgd"`` (linear
+    kernel). DCD options:
     ``shrinking`` (True), ``path`` (``"auto"``/``"gram"``/``"linear"``). ASGD options:
     ``eta0`` (initial step, default ``1/(1 + 4 mu1 R^2)``, ``R = max ||x_i||``), ``t0``
     (start of the averaging, default one epoch).
     """
     if method is None:
-        method = "dcd"
+        # a kernel: the SMO (greedy second-order steps do not crawl at weak regularization
+        # as the cyclic DCD does; module docstring); the linear kernel: the DCD (whitened)
+        kernel_path = options.get("path") in (None, "auto", "gram")
+        method = "smo" if (not prob.kernel.is_linear and kernel_path) else "dcd"
     if method == "asgd":
         return _solve_asgd(prob, tol, max_iter, random_state, warm_start, **options)
     if method == "smo":

@@ -327,14 +327,14 @@ CASES = {c.name: c for c in (
          on_features=lambda X, rng, h: rm.SVM(X, _labels(rng, X.shape[0]), C=h,
                                               fit_intercept=True),
          example=lambda: _rb(rm.SVM, 10, 50, 3, "rbf", C=2.0, fit_intercept=True)),
-    Case("ODML", solver="fast:dcd", invariants=_odml,
+    Case("ODML", solver=None, invariants=_odml,        # kernel: fast:smo, linear: fast:dcd
          problems=_binary(lambda X, y, k, lam, mu1, mu2: rm.ODML(X, y, lam=lam, mu1=mu1,
                                                                  mu2=mu2, kernel=k),
                           lam=log_uniform(1e-2, 1e2), mu1=mu1s, mu2=mu2s),
          on_features=lambda X, rng, h: rm.ODML(X, _labels(rng, X.shape[0]), lam=3.0,
                                                mu1=h if rng.random() < 0.8 else 0.0, mu2=0.2),
          example=lambda: _rb(rm.ODML, 1, 30, 3, "rbf", lam=3.0, mu1=0.5, mu2=0.2)),
-    Case("LDM", solver="fast:dcd", invariants=_ldm,
+    Case("LDM", solver=None, invariants=_ldm,          # kernel: fast:smo, linear: fast:dcd
          problems=_binary(lambda X, y, k, C, lam1, lam2: rm.LDM(X, y, C=C, lam1=lam1,
                                                                 lam2=lam2, kernel=k),
                           C=log_uniform(1e-3, 1e1), lam1=mu1s, lam2=mu2s),

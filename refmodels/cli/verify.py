@@ -361,12 +361,11 @@ def _verify_families():
 
 #: Which of two processes runs a row (``jobs=2``): the rows whose fast solvers share compiled
 #: code stay in one process, so that a first run compiles each solver once, the two halves in
-#: parallel (SMO: SVM with an intercept, SVMm, EpsSVM, MKLm; with ODM's solvers, DRM's
-#: closed form and LDM. DCD: SVM, ODML; with mcODM's block coordinate descent and the DRR
-#: prox), and the reference solves split about evenly (measured: the two halves take about
-#: the same time, cold and warm).
+#: parallel (SMO: SVM with an intercept, SVMm, EpsSVM, MKLm, kernel ODML and LDM; with ODM's
+#: solvers and DRM's closed form. DCD: SVM; with mcODM's block coordinate descent and the
+#: DRR prox), and the reference solves split about evenly.
 _FIRST_HALF = {("SVM", "fit_intercept=True"), ("ODM", ""), ("SVMm", ""), ("EpsSVM", ""),
-               ("MKLm", ""), ("DRM", ""), ("LDM", "")}
+               ("MKLm", ""), ("DRM", ""), ("LDM", ""), ("ODML", "")}
 
 
 def _half(case):
