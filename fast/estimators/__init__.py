@@ -2,8 +2,9 @@
 
 Every estimator builds the :mod:`refmodels` problem of its family and solves it with
 :func:`fast.solve`, so a fitted estimator's numbers are SPEC's canonical ones.
-Binary formulations handle more than two classes one-vs-rest, as ``LinearSVC`` does
-(one problem per class, that class +1 against the rest; prediction by the largest score).
+Binary formulations handle more than two classes one-vs-one by default, as ``SVC`` does
+(one problem per pair of classes, prediction by vote; ``multi_class="ovr"``: one problem per
+class against the rest, as ``LinearSVC``, prediction by the largest score).
 Kernels are given as in ``SVC``: ``kernel`` in ``"linear"``, ``"rbf"``, ``"poly"``,
 ``"precomputed"`` with ``gamma`` (``"scale"``, ``"auto"`` or a number), ``degree``, ``coef0``.
 
@@ -15,7 +16,7 @@ that is ignored.
 Layout: :mod:`._base` holds :class:`BaseMarginClassifier`, the shared base (as
 scikit-learn's ``BaseLibSVM`` serves ``SVC``): the kernel and stopping parameters, their
 validation, the kernel object, the validation of ``X`` and ``y``, the problems of a fit,
-their solution and certificates, and the one-vs-rest fit and prediction of the binary
+their solution and certificates, and the one-vs-one / one-vs-rest fit and prediction of the binary
 formulations. :mod:`.binary` holds those (SVM, ODML, LDM, ODM, SVMm: a class each, with
 its problem class, hyperparameters and ``__init__``); the estimators with a ``fit`` of
 their own have a module each: :mod:`.mcodm` (natively multi-class), :mod:`.mklm` (the

@@ -1,5 +1,5 @@
-"""The binary formulations, one-vs-rest beyond two classes: SVM (SPEC §1), ODML and LDM
-(§2, §3), ODM (§4) and SVMm (§6).
+"""The binary formulations, one-vs-one beyond two classes (``multi_class``): SVM (SPEC
+§1), ODML and LDM (§2, §3), ODM (§4) and SVMm (§6).
 
 Each class names its :mod:`refmodels` problem class (``_problem_class``), the
 hyperparameters it passes to it (``_hyper``) and their constraints, and writes its

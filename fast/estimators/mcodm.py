@@ -85,7 +85,7 @@ class McODMClassifier(BaseMarginClassifier):
     See Also
     --------
     refmodels.McODM : The problem, solved by the reference (CVXPY) and certified.
-    ODMClassifier : The binary ODM (one-vs-rest beyond two classes).
+    ODMClassifier : The binary ODM (one-vs-one beyond two classes, or one-vs-rest).
 
     Notes
     -----
