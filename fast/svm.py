@@ -119,7 +119,7 @@ def solve_svm_smo(prob, tol=None, max_iter=None, warm_start=None, cache_size=Non
     path = _K.choose_path(prob, path, cache_size, allowed=("gram", "cache")) \
         if path not in (None, "auto") else None
     return _solve_smo(prob, False, tol, max_iter, warm_start,
-                      200 if cache_size is None else cache_size, path, options)
+                      _common.check_cache_size(cache_size), path, options)
 
 
 def _solve_smo(prob, has_eq, tol, max_iter, warm_start, cache_size, path, options):
