@@ -86,6 +86,12 @@ class RBF(Kernel):
 
     def cross(self, X, Z):
         X, Z = _dense(X), _dense(Z)
+        # The kernel is translation-invariant: centre both sides on X's mean first. The
+        # expansion below loses about eps * ||x||^2 to cancellation, so a large common
+        # offset (raw features near 1e6) would otherwise put errors of 1e-4 into entries
+        # near 1; centred, the loss is eps * (spread)^2.
+        mu = X.mean(axis=0)
+        X, Z = X - mu, Z - mu
         # ||x - z||^2 = ||x||^2 + ||z||^2 - 2 x^T z, in place in one m x n buffer
         K = X @ Z.T
         K *= -2.0

@@ -28,6 +28,30 @@ def test_empirical_map_reproduces_gram(seed, m, d, kind, scale):
     assert np.max(np.abs(F @ F.T - G)) <= 1e-9 * max(lam_max, 1.0)
 
 
+@given(seed=st.integers(0, 2**31), m=st.integers(2, 30), d=st.integers(1, 8),
+       scale=scales(), gamma=st.sampled_from([1e-6, 1e-3, 0.1, 1.0, 3.0]))
+def test_rbf_entries_are_accurate_at_every_scale(seed, m, d, scale, gamma):
+    """Both layers' RBF Gram against the distances taken difference first
+    (``sum (x_i - x_j)^2``, no cancellation): the expansion ``||x||^2 + ||z||^2 - 2 x^T z``
+    on uncentred features (offset 1e6) put errors of 2e-4 into entries near 1, and the two
+    layers' errors differed, so a certified fast point failed against the reference."""
+    from fast._kernels import RowSource, build_gram
+
+    rng = np.random.default_rng(seed)
+    X = scale.features(rng.normal(size=(m, d)), rng)
+    D = ((X[:, None, :] - X[None, :, :]) ** 2).sum(axis=2)
+    exact = np.exp(-gamma * D)
+    # the spread of the data bounds what centring leaves to cancellation
+    spread = float(((X - X.mean(axis=0)) ** 2).sum(axis=1).max())
+    bound = 1e-13 * (1.0 + gamma * spread)
+    k = rm.kernels.RBF(gamma=gamma)
+    assert np.max(np.abs(k.gram(X) - exact)) <= bound
+    prob = rm.SVM(X, np.where(np.arange(m) % 2 == 0, 1, -1), kernel=k)
+    assert np.max(np.abs(build_gram(prob) - exact)) <= bound
+    rows = RowSource(k, X, 1.0)                 # the kernel-row cache path
+    assert np.max(np.abs(rows.times(np.eye(m)[0]) - exact[:, 0])) <= bound
+
+
 def test_empirical_map_drops_small_eigenvalues():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(20, 3))

@@ -314,7 +314,10 @@ def test_dual_value_through_the_gram_on_a_singular_kernel():
     large ``C`` what they carry moved ``D`` above ``P`` (ecoli1, RBF, 175 of 336 eigenvalues
     dropped: -2.2e-8 at C = 2^12, -6.6e-6 at C = 2^20, failing an optimal point). Checked
     against ``e^T beta - 1/2 v^T H v`` with ``H`` by the Woodbury form, at the reference
-    solution for C = 2^12."""
+    solution for C = 2^12, relative 1e-10: through the truncated map the error is 2.2e-8;
+    the two exact forms part by 1.7e-12 to 2.8e-12 as the Gram's entries move by one ulp
+    (the Gram by expansion, centred or not, or by differences), the conditioning of the
+    quantity, so a bound of 1e-12 sat on that floor."""
     from refmodels.odml import woodbury_H
 
     from strategies import keel
@@ -325,4 +328,4 @@ def test_dual_value_through_the_gram_on_a_singular_kernel():
     beta = prob.solve().variables["beta"]
     v = prob._v(beta)
     exact = beta.sum() - 0.5 * v @ woodbury_H(prob.gram, prob.y, prob._A_coef) @ v
-    assert abs(prob.dual_value({"beta": beta}) - exact) <= 1e-12 * (1.0 + abs(exact))
+    assert abs(prob.dual_value({"beta": beta}) - exact) <= 1e-10 * (1.0 + abs(exact))
