@@ -213,3 +213,31 @@ def test_mcodm_outer_loop_stops_when_its_relaxed_qps_cannot_converge():
         sol = fast.solve(p, random_state=0, max_iter=500)
     assert sol.status == "max_iter"
     assert sol.n_iter == 2 and sol.info["inner_iters"] == [500, 500]
+
+
+def test_relaxed_mcodm_on_a_raw_poly_kernel_is_refused_not_certified_by_its_own_gap():
+    """Session 6: a relaxed mcODM QP with a quadratic kernel on features near 1e6 (Gram
+    entries ~1e22; data of a Hypothesis example kept in ``tests/data``). The BCD met its own
+    stopping rule (duality gap 1.6e-21 of its state) and said ``optimal`` while the
+    certificate at the returned point failed (primal feasibility 1.5e-5): the Gram was its
+    parent's, so the self-check found no cheap certificate and trusted the solver's rule. Badly scaled, the certificate
+    now decides: the solve says it cannot (``inaccurate`` with a warning naming the scale),
+    or its point certifies."""
+    import os
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    data = np.load(os.path.join(os.path.dirname(__file__), "data", "relaxed_mcodm_raw_poly.npz"))
+    # built from its McODM, as the outer loop builds it: the Gram is the parent's, so the
+    # relaxed problem's own cache is empty and the full certificate did not look cheap
+    p = rm.McODM(data["X"], data["y"], lam=10.0, mu=1.0, theta=0.0,
+                 kernel=rm.kernels.Polynomial(degree=2, gamma=1 / 7, coef0=1.0)
+                 ).relaxed(data["M"])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        sol = fast.solve(p, random_state=0, max_iter=300000, with_W=True)
+    if sol.status == "optimal":
+        assert p.certify(sol, reference=False).ok
+    else:
+        assert any(issubclass(w.category, ConvergenceWarning) and "scale" in str(w.message)
+                   for w in caught)
