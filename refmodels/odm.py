@@ -194,11 +194,18 @@ class ODM(BinaryProblem):
         for _ in range(max_steps):
             gamma = self.margins(w)
             best = None
+            seen = set()
             # the sets of the current point, and variants that move the points next to a
-            # kink (|gamma_i - (1 -+ theta)| <= t) to the other side
+            # kink (|gamma_i - (1 -+ theta)| <= t) to the other side; a variant with the
+            # same sets as one tried gives the same step (near the optimum most do)
             for t in (0.0, 1e-9, -1e-9, 1e-7, -1e-7, 1e-5, -1e-5, 1e-3, -1e-3):
+                lo, hi = gamma < 1 - th + t, gamma > 1 + th - t
+                key = (lo.tobytes(), hi.tobytes())
+                if key in seen:
+                    continue
+                seen.add(key)
                 try:
-                    w_new = newton(gamma < 1 - th + t, gamma > 1 + th - t)
+                    w_new = newton(lo, hi)
                 except np.linalg.LinAlgError:
                     continue
                 f_new, gn_new = self.primal_value(w_new), np.linalg.norm(self.gradient(w_new))

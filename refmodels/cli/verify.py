@@ -361,15 +361,26 @@ def _verify_families():
 
 #: Which of two processes runs a row (``jobs=2``): the rows whose fast solvers share compiled
 #: code stay in one process, so that a first run compiles each solver once, the two halves in
-#: parallel (SMO: SVM with an intercept, SVMm, EpsSVM, MKLm, kernel ODML and LDM; with ODM's
-#: solvers and DRM's closed form. DCD: SVM; with mcODM's block coordinate descent and the
-#: DRR prox), and the reference solves split about evenly.
-_FIRST_HALF = {("SVM", "fit_intercept=True"), ("ODM", ""), ("SVMm", ""), ("EpsSVM", ""),
-               ("MKLm", ""), ("DRM", ""), ("LDM", ""), ("ODML", "")}
+#: parallel. The first half is the SMO's (SVM with an intercept, SVMm, EpsSVM, MKLm, ODML and
+#: LDM with a kernel; their linear rows with it), the costliest compile by far (measured cold,
+#: CPU: ~42 s for these rows, ~36 s of it the first SMO row), and DRM (closed form, ~1 s); the
+#: second everything else (DCD: SVM and linear ODM; ODM's kernel path, mcODM's block
+#: coordinate descent, DRR with its prox in numpy: ~25 s), so that the first half is not
+#: longer than it must be.
+_FIRST_HALF = {("SVM", "fit_intercept=True"), ("SVMm", ""), ("EpsSVM", ""), ("MKLm", ""),
+               ("DRM", ""), ("LDM", ""), ("ODML", "")}
 
 
 def _half(case):
     return 0 if (case["family"], case["setting"]) in _FIRST_HALF else 1
+
+
+def _cores():
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
 
 
 def _default_jobs():
@@ -377,11 +388,7 @@ def _default_jobs():
     process has not used CVXPY yet, :func:`_fork_safe`), else one."""
     import multiprocessing as mp
 
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cores = os.cpu_count() or 1
-    return 2 if cores >= 2 and "fork" in mp.get_all_start_methods() else 1
+    return 2 if _cores() >= 2 and "fork" in mp.get_all_start_methods() else 1
 
 
 class _LineQueue:
@@ -401,13 +408,21 @@ class _LineQueue:
         pass
 
 
-def _worker(queue, cases, indices, use_fast, total, cold):
+def _worker(queue, cases, indices, use_fast, total, cold, blas_threads=1):
     """A forked process: the rows ``indices``, each sent back (with the progress lines) as
-    soon as it is done."""
+    soon as it is done. Its BLAS runs ``blas_threads`` threads: two processes each running
+    OpenBLAS's default pool (one thread per core) oversubscribe the cores, and the LAPACK
+    calls of the reference rows (eigendecompositions, least squares on the active set) then
+    wait on each other (measured on 2 cores: a 270 x 270 ``eigh`` 0.47 s against 0.04 s
+    with one thread; the warm table 26-30 s against 34-42 s with helpers loading the box)."""
+    from threadpoolctl import threadpool_limits
+
     try:
         progress = _Progress(total, _LineQueue(queue), lines=True) if cold else None
-        for i in indices:
-            queue.put(("row", i, _verify_row(cases[i], use_fast=use_fast, progress=progress)))
+        with threadpool_limits(limits=blas_threads, user_api="blas"):
+            for i in indices:
+                queue.put(("row", i, _verify_row(cases[i], use_fast=use_fast,
+                                                 progress=progress)))
     except BaseException as exc:                        # noqa: BLE001 - reported by the parent
         queue.put(("fatal", _describe(exc)))
     finally:
@@ -446,8 +461,9 @@ def _run_rows(cases, use_fast, jobs, cold, err):
     import cvxpy  # noqa: F401  (imported once, here: the forked processes share it)
     ctx = mp.get_context("fork")
     q = ctx.Queue()
-    procs = [ctx.Process(target=_worker, args=(q, cases, half, use_fast, len(cases), cold),
-                         daemon=True) for half in halves]
+    blas = max(1, _cores() // len(halves))
+    procs = [ctx.Process(target=_worker, args=(q, cases, half, use_fast, len(cases), cold,
+                                               blas), daemon=True) for half in halves]
     pending = {i: p for p, half in zip(procs, halves) for i in half}
     fatal = []
     ended = 0
