@@ -292,7 +292,9 @@ def _face_newton(L, g, x, is_alpha):
     -t (1 - t/2) g.H^{-1}.g < 0``; after the step the gradient on the face is
     ``(1 - t) g``. Returns the number of steps."""
     n = g.shape[0]
-    act = np.arange(n)
+    act = np.empty(n, np.int64)
+    for i in range(n):
+        act[i] = i
     ga = g.copy()
     d = np.empty(n)
     na = n

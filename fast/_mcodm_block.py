@@ -64,25 +64,37 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ._rows import sift_down
+
 
 @njit(cache=True)
 def _sorted_root(P, Q, B, y, order_buf):
-    """Root ``nu = (P + sum_Phi B_l)/(Q + |Phi|)`` of eqs. 40/41 by sorting (``Q > 0``)."""
+    """Root ``nu = (P + sum_Phi B_l)/(Q + |Phi|)`` of eqs. 40/41 by sorting (``Q > 0``): the
+    ``B_l`` (``l != y``) taken in decreasing order from a max-heap, only as many as enter
+    ``Phi`` (the same values in the same order as a full sort, without compiling one)."""
     k = B.shape[0]
+    h = order_buf
     n = 0
     for l in range(k):
         if l != y:
-            order_buf[n] = B[l]
+            h[n] = B[l]
             n += 1
-    vals = order_buf[:n]
-    vals.sort()                            # increasing; walk it from the end (decreasing)
     num = P
     den = Q
-    j = n - 1
-    while j >= 0 and num < vals[j] * den:  # ratio num/den below the next largest B_l
-        num += vals[j]
-        den += 1.0
-        j -= 1
+    start = n // 2
+    while True:
+        if start > 0:                      # build the heap: sift every inner node down
+            start -= 1
+            i = start
+        else:                              # take its top while the ratio num/den is below
+            if n == 0 or not num < h[0] * den:
+                break
+            num += h[0]
+            den += 1.0
+            n -= 1
+            h[0] = h[n]
+            i = 0
+        sift_down(h, i, n)
     return num / den
 
 

@@ -28,15 +28,22 @@ method on a sign-changing bracket, so no step can fail to converge:
   ``tau - s rho'(N(prox_{tau N}(v))) = 0`` in ``tau``.
 * ``q = r`` (or one group) is the plain ``q``-norm of the whole vector; DRM's
   ``(2, 2, t^2/2)`` is ``v / (1 + s)``.
+
+:func:`group_norm_prox` computes DRM's case and, for ``rho(t) = t`` with every group
+thresholded at ``s`` (``r = 1``, ``q = r`` or one group) and ``q`` in {1, 2, inf}, the closed
+forms above in numpy (:func:`_closed_form_r1`: the same numbers, nothing to compile); every
+other case in numba.
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
 from numba import njit
 
 from refmodels._numeric import dual_exponent, illinois_update, regula_falsi_point
+from ._rows import sift_down
 
 _MAXIT = 400
 #: typed flags, not literals: one compiled specialisation of _solve_N / _S for both
@@ -61,9 +68,15 @@ def _qnorm(b, q):
         return np.sum(np.abs(b))
     if q == 2.0:
         return math.sqrt(np.sum(b * b))
+    mx = 0.0                  # max |b_i| by a loop: np.max compiles a take and a comparator
+    for i in range(n):
+        a = abs(b[i])
+        if not a <= mx:       # larger, or NaN (which it returns, like np.max)
+            mx = a
+            if a != a:
+                break
     if math.isinf(q):
-        return np.max(np.abs(b))
-    mx = np.max(np.abs(b))
+        return mx
     if mx == 0.0:
         return 0.0
     s = 0.0
@@ -115,15 +128,34 @@ def _y_of_kappa(b, kappa, q, y):
 
 @njit(cache=True)
 def _linf_level(b, t):
-    """``theta`` with ``sum (b - theta)_+ = t`` (``0 < t < sum b``)."""
-    s = -np.sort(-b)
+    """``theta`` with ``sum (b - theta)_+ = t`` (``0 < t < sum b``): the ``b_i`` in
+    decreasing order (taken from a max-heap: the order of a sort without compiling one),
+    ``theta`` the last level ``(b_(1) + ... + b_(k) - t)/k`` still below ``b_(k)``."""
+    n = b.size
+    h = np.empty(n)
+    for i in range(n):
+        h[i] = b[i]
     cs = 0.0
     theta = 0.0
-    for k in range(s.size):
-        cs += s[k]
-        th = (cs - t) / (k + 1.0)
-        if s[k] > th:
-            theta = th
+    k = 0
+    start = n // 2
+    while True:
+        if start > 0:                      # build the heap: sift every inner node down
+            start -= 1
+            i = start
+        else:                              # take its top: the next largest b_i
+            if n == 0:
+                break
+            sk = h[0]
+            cs += sk
+            th = (cs - t) / (k + 1.0)
+            if sk > th:
+                theta = th
+            k += 1
+            n -= 1
+            h[0] = h[n]
+            i = 0
+        sift_down(h, i, n)
     return max(theta, 0.0)
 
 
@@ -346,7 +378,8 @@ def _prox_abs_r1(b, offs, s, q, p, y):
     compiled the whole tree)."""
     g = offs.size - 1
     if s <= 0.0:
-        y[:] = b
+        for i in range(b.size):            # not y[:] = b: its shape check formats a message
+            y[i] = b[i]
         return
     if p == 1.0:
         _r1_sum(b, offs, s, q, y)
@@ -383,7 +416,8 @@ def _prox_abs(b, offs, s, q, r, p, y):
     """``y = prox_{s rho(||.|C||_{q,r})}(b)`` for ``b >= 0`` (groups contiguous in ``b``)."""
     g = offs.size - 1
     if s <= 0.0:
-        y[:] = b
+        for i in range(b.size):            # not y[:] = b: its shape check formats a message
+            y[i] = b[i]
         return
     if r == 1.0:
         _prox_abs_r1(b, offs, s, q, p, y)
@@ -484,9 +518,106 @@ def group_norm_prox(V, steps, q, r, p, groups, layout=None):
         out = V2 / (1.0 + steps)[None, :]
         return out[:, 0] if vec else out
     perm, offs, r_eff = layout if layout is not None else group_layout(groups, q, r)
+    if p == 1.0 and r_eff == 1.0 and (q == 1.0 or q == 2.0 or math.isinf(q)):
+        out = _closed_form_r1(V2, steps, perm, offs, q)
+    else:
+        out = _compiled_prox(V2, steps, perm, offs, q, r_eff, p)
+    return out[:, 0] if vec else out
+
+
+def _compiled_prox(V2, steps, perm, offs, q, r_eff, p):
+    """The numba path of :func:`group_norm_prox` for ``V2`` (m, k): every ``(q, r, p)``."""
     out = np.empty(V2.shape)           # C order whatever V's layout: one compiled _prox_columns
     if r_eff == 1.0:     # the r = 1 solver alone (it compiles without the r > 1 machinery)
         _prox_columns_r1(np.ascontiguousarray(V2), steps, perm, offs, q, p, out)
     else:
         _prox_columns(np.ascontiguousarray(V2), steps, perm, offs, q, r_eff, p, out)
-    return out[:, 0] if vec else out
+    return out
+
+
+@functools.lru_cache(maxsize=16)
+def _runs(perm_bytes, offs_bytes):
+    """The groups (runs ``offs[c]:offs[c+1]`` of ``perm``) for the numpy path: the group of
+    every coordinate, and the coordinates of every group padded to the longest (``pidx``,
+    ``(g, L)``; ``valid`` marks the real ones), or ``None`` for both when that padding
+    would cost more than the data (very unequal groups)."""
+    perm = np.frombuffer(perm_bytes, dtype=np.int64)
+    offs = np.frombuffer(offs_bytes, dtype=np.int64)
+    sizes = np.diff(offs)
+    g, m = sizes.size, int(offs[-1])
+    group_of = np.empty(m, dtype=np.int64)
+    group_of[perm] = np.repeat(np.arange(g), sizes)
+    L = int(sizes.max())
+    if g * L > 4 * m + 64:
+        return group_of, None, None
+    pos = np.arange(L)
+    valid = pos[None, :] < sizes[:, None]
+    pidx = perm[np.where(valid, offs[:-1, None] + pos[None, :], 0)]
+    return group_of, pidx, valid[:, :, None]
+
+
+def _group_sums(A, perm, offs, pidx, valid):
+    """``sum`` over every group of ``A`` (m, k) (its coordinates in ``perm``'s order), added
+    in order like :func:`_qnorm`'s ``np.sum`` (a running sum: the same rounding), (g, k)."""
+    if pidx is None:
+        return np.stack([np.cumsum(A[perm[offs[c]:offs[c + 1]]], axis=0)[-1]
+                         for c in range(offs.size - 1)])
+    P = A[pidx]
+    P *= valid                     # exact: x * 1 = x, the padding to 0
+    return np.cumsum(P, axis=1)[:, -1]
+
+
+def _closed_form_r1(V2, steps, perm, offs, q):
+    """:func:`_prox_columns_r1` for ``p = 1`` and ``q`` in {1, 2, inf} in numpy, no compile
+    (module docstring: every group thresholded at ``s``, one closed form per group; with
+    ``v`` the column): soft-thresholding ``v - clip(v, -s, s)`` (``q = 1``), block
+    soft-thresholding ``v (1 - s/||v_c||_2)_+`` (``q = 2``), clipping at ``+-theta_c``, the
+    level of :func:`_linf_level`, or 0 if ``||v_c||_1 <= s`` (``q = inf``). The same
+    operations as the compiled path on ``|v|`` (IEEE arithmetic is symmetric in the sign;
+    group sums are running sums there and here), so the same numbers up to the sign of a
+    zero."""
+    m, k = V2.shape
+    sizes = np.diff(offs)
+    if m == 0 or k == 0 or sizes.size == 0 or sizes.min() == 0:
+        return _compiled_prox(V2, steps, perm, offs, q, 1.0, 1.0)
+    t = steps[None, :]
+    if q == 1.0:
+        out = V2 - np.minimum(np.maximum(V2, -t), t)
+    else:
+        group_of, pidx, valid = _runs(np.ascontiguousarray(perm, np.int64).tobytes(),
+                                      np.ascontiguousarray(offs, np.int64).tobytes())
+        if q == 2.0:
+            nb = np.sqrt(_group_sums(V2 * V2, perm, offs, pidx, valid))
+            live = nb > t
+            f = 1.0 - np.divide(t, nb, out=np.ones_like(nb), where=live)
+            f[~live] = 0.0
+            out = V2 * f[group_of]
+        else:
+            B = np.abs(V2)
+            if pidx is None:
+                theta = np.stack([_linf_levels(B[perm[offs[c]:offs[c + 1]]][None], steps)[0]
+                                  for c in range(sizes.size)])
+            else:
+                theta = _linf_levels(np.where(valid, B[pidx], -np.inf), steps)
+            theta[_group_sums(B, perm, offs, pidx, valid) <= t] = 0.0   # the group is 0
+            th = theta[group_of]
+            out = np.minimum(np.maximum(V2, -th), th)
+    still = steps <= 0.0                                   # s <= 0: the identity
+    if still.any():
+        out[:, still] = V2[:, still]
+    return out
+
+
+def _linf_levels(P, steps):
+    """:func:`_linf_level` of every group and column at once: ``P`` (g, L, k) the groups'
+    ``b``, padded with ``-inf`` at the end; returns ``theta`` (g, k)."""
+    S = np.sort(P, axis=1)[:, ::-1]                        # decreasing, the padding last
+    cs = np.cumsum(S, axis=1)
+    with np.errstate(invalid="ignore"):
+        th = (cs - steps[None, None, :]) / (np.arange(P.shape[1]) + 1.0)[None, :, None]
+        ok = S > th                                        # False on the padding
+    L = P.shape[1]
+    last = L - 1 - np.argmax(ok[:, ::-1], axis=1)
+    theta = np.take_along_axis(th, last[:, None, :], axis=1)[:, 0]
+    theta = np.where(ok.any(axis=1), theta, 0.0)
+    return np.maximum(theta, 0.0)

@@ -15,6 +15,7 @@ from sklearn.kernel_ridge import KernelRidge
 
 import fast
 import fast.drr as fast_drr
+from fast import _prox
 import refmodels as rm
 from fast._prox import group_norm_prox
 from refmodels import base as rm_base
@@ -68,6 +69,70 @@ def test_prox_matches_closed_forms():
             v, s = rng.normal(size=9) * 3, float(10 ** rng.uniform(-2, 1))
             x = group_norm_prox(v, s, reg.q, reg.r, reg.p, groups)
             np.testing.assert_allclose(x, reg.prox(v, s, groups), rtol=1e-10, atol=1e-12)
+
+
+@given(seed=st.integers(0, 2**32 - 1), q=st.sampled_from([1.0, 2.0, np.inf]),
+       r=st.sampled_from([1.0, 2.0, np.inf]), scale=log_uniform(1e-150, 1e150),
+       ties=st.booleans())
+def test_prox_numpy_closed_forms_match_compiled(seed, q, r, scale, ties):
+    """p = 1 with every group thresholded at s (r = 1, q = r or one group) and q in
+    {1, 2, inf} is computed in numpy (no compile); the compiled path gives the same numbers:
+    groups of size 1, zero columns, a step that kills every group, s = 0, any scale."""
+    rng = np.random.default_rng(seed)
+    m = int(rng.integers(1, 15))
+    g = int(rng.integers(1, m + 1))
+    labels = np.concatenate([np.arange(g), rng.integers(0, g, m - g)])
+    rng.shuffle(labels)
+    groups = [np.flatnonzero(labels == c) for c in range(g)]
+    k = 16
+    V = rng.normal(size=(m, k)) * scale
+    if ties:
+        V = np.round(V / scale * 2.0) * scale
+    V[:, 0] = 0.0                                          # a zero column
+    V[rng.integers(0, m), 1] = -0.0
+    steps = scale * 10.0 ** rng.uniform(-3, 1, k)
+    for j in range(5, k):          # near the level that kills a group (or a coordinate)
+        vc = np.abs(V[groups[rng.integers(0, g)], j])
+        level = vc.max() if q == 1.0 else (np.sqrt(np.sum(vc * vc)) if q == 2.0 else vc.sum())
+        steps[j] = level * 10.0 ** rng.uniform(-0.2, 0.2)
+    steps[2] = 0.0                                         # the identity
+    steps[3] = 1e3 * m * (np.abs(V[:, 3]).max() + scale)   # kills every group
+    perm, offs, r_eff = _prox.group_layout(groups, q, r)
+    if r_eff != 1.0:
+        return                                             # not a closed form of this kind
+    calls = []
+    compiled = _prox._compiled_prox
+    try:
+        _prox._compiled_prox = lambda *a: calls.append(a) or compiled(*a)
+        X = group_norm_prox(V, steps, q, r, 1.0, groups)
+    finally:
+        _prox._compiled_prox = compiled
+    assert not calls                                       # numpy only
+    Xc = compiled(V, steps, perm, offs, q, r_eff, 1.0)
+    tol = 1e-15 * np.abs(V).max(axis=0)
+    assert np.all(np.abs(X - Xc) <= tol[None, :])
+    assert np.all(X[:, 3] == 0.0) and np.all(X[:, 2] == V[:, 2]) and np.all(X[:, 0] == 0.0)
+    assert np.all(X * V >= 0.0) and np.all(np.abs(X) <= np.abs(V))
+    Xv = group_norm_prox(V[:, 4], steps[4], q, r, 1.0, groups)   # one column (vector in)
+    assert np.abs(Xv - Xc[:, 4]).max() <= tol[4]
+
+
+def test_prox_numpy_closed_forms_very_unequal_groups():
+    """Groups too unequal to pad into one array (one of 200, sixty of 1): the per-group
+    numpy path, the same numbers as the compiled one."""
+    rng = np.random.default_rng(5)
+    groups = [np.arange(60, 260)] + [np.array([i]) for i in range(60)]
+    V = rng.normal(size=(260, 4))
+    steps = np.array([0.5, 3.0, 10.0, 30.0])
+    for q in (2.0, np.inf):
+        perm, offs, r_eff = _prox.group_layout(groups, q, 1.0)
+        m = int(offs[-1])            # too unequal to pad: one group at a time
+        assert _prox._runs(np.arange(m, dtype=np.int64).tobytes(),
+                           np.asarray(offs, np.int64).tobytes())[1] is None
+        Xc = _prox._compiled_prox(V, steps, perm, offs, q, r_eff, 1.0)
+        X = group_norm_prox(V, steps, q, 1.0, 1.0, groups)
+        assert np.all(np.abs(X - Xc) <= 1e-15 * np.abs(V).max(axis=0)[None, :])
+        assert np.any(X != 0.0) and np.any((X == 0.0) & (V != 0.0))
 
 
 # ---------------------------------------------------------------------------------------
