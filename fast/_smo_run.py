@@ -18,6 +18,16 @@ from ._smo import (_POLISH, _RECON, _RESUME, _SHRINK, DEFAULT_MIN_ITER, DEFAULT_
                    intercept_from_gradient, smo_solve)
 from ._kernels import ROW_MISS, ROW_REQ
 
+#: the Newton polish after a chunk may spend ``POLISH_WORK * n * (SMO iterations so far)``
+#: flops (counted as :func:`fast._polish.active_set_qp` counts them, ``4 |F|^3`` per step).
+#: Measured (issue 13; RBF gamma = 1/d, [0,1]-scaled KEEL haberman m = 306, yeast3
+#: m = 1484): an SMO iteration costs ~50 ns per variable, the polish's eigendecompositions
+#: run at 2-3 counted GFlop/s, so 200 lets the polish cost about what the SMO has already
+#: spent. The former rule (``10 n`` times the last chunk's iterations) refused the polish
+#: once the free set passed ~300 (haberman, yeast3 C >= 2^12: ``max_iter``); with 200 the
+#: SVM paths C = 2^0 ... 2^20 certify 11/11 on both (50: 9/11 on haberman, and slower)
+POLISH_WORK = 200.0
+
 #: what :func:`run` returns: the dual point, its gradient ``G = Q alpha + p``, the intercept,
 #: iterations, whether the first stage hit ``max_iter``, the final KKT violation, the
 #: statistics array and the tolerance reached
@@ -129,8 +139,9 @@ def run(source, pt, s, p, u, alpha0, has_eq, tol, max_iter, shrinking, refine=Fa
 
     ``polish`` (default: on with ``refine``): the SMO runs in chunks of
     ``max(20 n, 20000)`` iterations; a chunk that ends without reaching the tolerance is
-    followed by an active-set Newton refinement (:func:`newton_polish`) before the SMO
-    resumes. A well-conditioned problem finishes in its first chunk (no polish, LIBSVM's
+    followed by an active-set Newton refinement (:func:`newton_polish`, within
+    ``POLISH_WORK * n`` flops per SMO iteration spent so far) before the SMO resumes. A
+    well-conditioned problem finishes in its first chunk (no polish, LIBSVM's
     run); an ill-conditioned one (the SMO crawling) gets the Newton steps. ``stats``
     counts the kept polishes (``info["n_polish"]``).
     """
@@ -159,7 +170,8 @@ def run(source, pt, s, p, u, alpha0, has_eq, tol, max_iter, shrinking, refine=Fa
         b = float(intercept_from_gradient(s, u, alpha, G)) if has_eq else 0.0
         if hit and stage_total < stage_budget:
             # a chunk ended without reaching tol: Newton on the free set, then resume
-            if newton_polish(source, pt, s, u, alpha, G, b, has_eq, 10.0 * n * it + 1e6):
+            if newton_polish(source, pt, s, u, alpha, G, b, has_eq,
+                             POLISH_WORK * n * total + 1e6):
                 stats[_POLISH] += 1
             continue
         if hit:
@@ -182,7 +194,8 @@ def run(source, pt, s, p, u, alpha0, has_eq, tol, max_iter, shrinking, refine=Fa
 
 
 def info_dict(source, stats, viol, tol, shrinking):
-    info = {"kernel_path": source.path, "violation": viol, "tol": tol, "shrinking": shrinking,
+    info = {"kernel_path": source.path, "violation": viol, "residual": viol, "tol": tol,
+            "shrinking": shrinking,
             "gradient_reconstructions": int(stats[_RECON]), "shrunk": int(stats[_SHRINK]),
             "resumed_after_unshrink": int(stats[_RESUME]), "n_polish": int(stats[_POLISH])}
     if source.path == "cache":

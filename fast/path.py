@@ -93,7 +93,8 @@ def path(prob, method=None, tol=None, max_iter=None, random_state=None, certify=
     lam= / C= / C1= : the grid (the family's parameter name, see :data:`PATH_PARAMS`),
         any order; duplicates allowed.
     method : passed to :func:`fast.solve`; for ODM ``None`` means ``"auto"`` (TRON on the
-        linear kernel, the DCD otherwise).
+        linear kernel, the DCD otherwise); for the SVM too (without intercept: the SMO for
+        a kernel, the DCD for the linear kernel, :func:`fast.svm.choose_method`).
     tol, max_iter, random_state : passed to every solve (defaults: certified mode).
     certify : bool, default False. Certify every point at the default tolerance (1e-6,
         no reference solve) and store the certificate in ``sol.info["certificate"]``.
@@ -108,7 +109,7 @@ def path(prob, method=None, tol=None, max_iter=None, random_state=None, certify=
     import fast
 
     name, values = _grid(prob, grid)
-    if method is None and prob.family == "ODM":
+    if method is None and prob.family in ("ODM", "SVM"):
         method = "auto"
     order = np.argsort(values, kind="stable")           # increasing = strong -> weak
     out = [None] * values.size

@@ -12,15 +12,9 @@ solver (:func:`solve_svm_with_intercept`, on the SMO of :mod:`fast._smo_run`).
 
 ``method="smo"`` (no intercept): the same box dual by the SMO without the equality
 (:func:`solve_svm_smo`; greedy second-order single-variable steps, shrinking, the kernel-row
-cache, the Newton polish of :func:`fast._smo_run.run`). The default stays the DCD (issue
-13 measurement, RBF gamma = 1/d, [0,1]-scaled KEEL sets yeast3, australian, german,
-spambase, magic (m <= 3000), C = 2^0, 2^4, ..., 2^20, both from a built Gram): the SMO ends
-``optimal`` in 22 of 30 runs, the DCD in 13 (every one of which the SMO also solves); where
-both are optimal the SMO takes 1.3-7x less CPU except german C = 2^8 (4x more) and C = 1 on
-german and magic (about equal); where both stop at ``max_iter`` (C >= 2^8 at m = 3000,
-C >= 2^12 on yeast3) the SMO spends about 2x the time and its point is worse (primal up to
-14x the DCD's). A default rule would also change the contract of tests/contract.py (the
-SVM case expects the DCD).
+cache, the Newton polish of :func:`fast._smo_run.run`). ``method="auto"`` (and
+:func:`fast.path`'s default): the SMO for a kernel, the DCD for the linear kernel
+(:func:`choose_method`, with the measurements behind it); ``method=None`` is ``"auto"``.
 """
 from __future__ import annotations
 
@@ -33,13 +27,41 @@ from refmodels.solution import Solution
 from . import _common, _dcd, _smo_run
 from . import _kernels as _K
 
-METHODS = ("dcd", "smo")
+METHODS = ("dcd", "smo", "auto")
+
+
+def choose_method(prob):
+    """``method="auto"`` (and :func:`fast.path`'s default) for the SVM without intercept:
+    ``"smo"`` for a kernel other than the linear one, ``"dcd"`` for the linear kernel.
+
+    Measurement (issue 13; ``validation/sweep_paths.py --family SVM --kernel rbf
+    --scaling minmax --sets australian,german,yeast3,ecoli1,haberman,pima``: RBF
+    gamma = 1/d, [0,1]-scaled features, ``fast.path`` over C = 2^0, 2^2, ..., 2^20
+    warm-started, ``certify=True``): the DCD certified 37 of 66 points (every miss a
+    ``max_iter``, from C = 2^8 on yeast3, 2^10 haberman, 2^12 australian, german, pima,
+    2^18 ecoli1) in 96 CPU s (the six paths, certificates included); the SMO (with the
+    polish budget of :data:`fast._smo_run.POLISH_WORK`) certified 66 of 66 in 71 CPU s,
+    less on every set (australian 2.4 s against 15.2, pima 8.6 against 21.4) except
+    yeast3 (32 s against 20, all 11 points against 4). At m = 3,000 (spambase, magic
+    subsampled; same sweep) neither certifies the path: the DCD 0 and 1 of 11 points
+    (``max_iter`` throughout, 37-43 s), the SMO the five points C <= 2^8 on each, then
+    ``max_iter`` from C = 2^10 (warned) until the sweep's 120 s kill. Session 5
+    (yeast3, australian, german, spambase, magic at m <= 3000, cold solves at
+    C = 2^0, 2^4, ..., 2^20): the SMO optimal in 22 of 30 runs, the DCD in 13, every one of
+    which the SMO also solves, 1.3-7x faster except german C = 2^8 (4x slower) and C = 1 on
+    german and magic (about equal). The linear kernel keeps the DCD (on ``w``, O(d) per
+    step): the same sweep with ``--kernel linear`` on australian and german certified 7 of
+    11 points on each with the DCD (misses at C >= 2^14) against 11 (australian, 12 CPU s
+    against 48) and 9 (german, 139 CPU s against 70) with the SMO: no uniform gain.
+    """
+    return "dcd" if prob.kernel.is_linear else "smo"
 
 
 def solve(prob, method=None, tol=None, max_iter=None, random_state=None, warm_start=None,
           **options):
-    """Solve :class:`refmodels.SVM` by DCD (no intercept; ``method="smo"`` for the SMO,
-    :func:`solve_svm_smo`) or SMO (``fit_intercept=True``).
+    """Solve :class:`refmodels.SVM` without intercept by the DCD or the SMO
+    (:func:`solve_svm_smo`; ``method=None`` or ``"auto"``: :func:`choose_method`, the SMO
+    for a kernel, the DCD for the linear kernel), with ``fit_intercept=True`` by the SMO.
 
     Options: ``shrinking`` (default True), ``cache_size`` (MB, default 200; the Gram is
     computed once when it fits, else kernel rows are cached), ``path`` (``"auto"``,
@@ -49,12 +71,15 @@ def solve(prob, method=None, tol=None, max_iter=None, random_state=None, warm_st
     ``1e-9 (1 + |P|)``.
     """
     if getattr(prob, "fit_intercept", False):
-        if method not in (None, "smo"):
-            raise ValueError(f"method must be 'smo' (or None) for SVM(fit_intercept=True): "
+        if method not in (None, "smo", "auto"):
+            raise ValueError(f"method must be 'smo' (or None, 'auto') for "
+                             f"SVM(fit_intercept=True): "
                              f"the dual has the equality y^T alpha = 0; got {method!r}")
         # the SMO is deterministic: random_state is not used
         return solve_svm_with_intercept(prob, tol=tol, max_iter=max_iter,
                                         warm_start=warm_start, **options)
+    if method is None or method == "auto":
+        method = choose_method(prob)
     if method == "smo":
         # the SMO is deterministic: random_state is not used
         return solve_svm_smo(prob, tol=tol, max_iter=max_iter, warm_start=warm_start,

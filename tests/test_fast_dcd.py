@@ -41,9 +41,9 @@ def test_shrinking_agrees_with_no_shrinking_and_rechecks(kernel, seed):
     k = rm.kernels.RBF(gamma=0.05) if kernel == "rbf" else rm.kernels.Linear()
     prob = rm.SVM(X, y, C=1.0 if kernel == "rbf" else 10.0, kernel=k)
     # polish=False: the coordinate descent alone (a Newton polish restarts the active set)
-    on = fast.solve(prob, shrinking=True, polish=False, random_state=seed)
-    off = fast.solve(prob, shrinking=False, polish=False, random_state=seed)
-    default = fast.solve(prob, random_state=seed)
+    on = fast.solve(prob, method="dcd", shrinking=True, polish=False, random_state=seed)
+    off = fast.solve(prob, method="dcd", shrinking=False, polish=False, random_state=seed)
+    default = fast.solve(prob, method="dcd", random_state=seed)
     alpha = on.variables["alpha"]
     at_bound = np.mean((alpha == 0) | (alpha == prob.C))
     assert at_bound > 0.5                                # the instance exercises shrinking

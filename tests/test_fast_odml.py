@@ -161,3 +161,22 @@ def test_smo_warm_start_max_iter_and_bad_input():
                                ({"warm_start": np.zeros(3)}, "warm_start")):
             with pytest.raises(ValueError, match=words):
                 fast.solve(prob, method="smo", **options)
+
+
+def test_ldm_weak_regularization_keel_certifies():
+    """Issue 13: LDM on KEEL haberman ([0,1], RBF gamma = 1/d, lam1 = lam2 = 2^-8,
+    C = 2^12, cold) stopped at ``max_iter`` (worst residual 0.14) while the SMO's Newton
+    polish was refused by its former budget; with fast._smo_run.POLISH_WORK it certifies."""
+    import warnings
+
+    from strategies import keel
+
+    X, y = keel("haberman", minmax=True)
+    prob = rm.LDM(X, y, C=2.0 ** 12, lam1=2.0 ** -8, lam2=2.0 ** -8,
+                  kernel=rm.kernels.RBF(gamma=1.0 / X.shape[1]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        sol = fast.solve(prob)
+    assert sol.solver == "fast:smo" and sol.status == "optimal"
+    assert sol.info["n_polish"] > 0
+    assert prob.certify(sol, reference=False).ok

@@ -17,15 +17,17 @@ from strategies import binary_data, log_uniform, random_binary
 
 
 def test_auto_path_choice():
-    """The Gram when it fits in cache_size MB, else the bounded cache (as LIBSVM)."""
+    """The DCD: the Gram when it fits in cache_size MB, else the bounded cache (as LIBSVM)."""
     X, y, k, _ = random_binary(12, m=60, d=3, kernel="rbf")
     prob = rm.SVM(X, y, C=1.0, kernel=k)
-    assert fast.solve(prob).info["path"] == "gram"
-    small = fast.solve(prob, cache_size=0.01)            # 60 x 60 x 8 B = 28 kB > 10 kB
+    assert fast.solve(prob, method="dcd").info["path"] == "gram"
+    small = fast.solve(prob, method="dcd", cache_size=0.01)   # 60 x 60 x 8 B = 28 kB > 10 kB
     assert small.info["path"] == "cache" and small.info["cache_slots"] < 60
-    assert abs(small.objective - fast.solve(prob).objective) <= 1e-8 * (1 + small.objective)
+    full = fast.solve(prob, method="dcd")
+    assert abs(small.objective - full.objective) <= 1e-8 * (1 + small.objective)
     G, _, kp, _ = random_binary(12, m=60, d=3, kernel="precomputed")
-    assert fast.solve(rm.SVM(G, y, kernel=kp), cache_size=0.01).info["path"] == "gram"
+    assert fast.solve(rm.SVM(G, y, kernel=kp), method="dcd",
+                      cache_size=0.01).info["path"] == "gram"
 
 
 def test_matches_liblinear():
@@ -148,3 +150,40 @@ def test_smo_without_intercept_bad_input():
             fast.solve(prob, method="smo", **options)
     with pytest.raises(ValueError, match="path"):
         fast.solve(rm.SVM(X, y, C=1.0), method="smo", path="linear")
+
+
+def test_auto_rule_smo_for_a_kernel_dcd_for_linear():
+    """``method="auto"`` (and fast.path's default) for the SVM without intercept: the SMO
+    for a kernel, the DCD for the linear kernel (fast.svm.choose_method); with an
+    intercept the SMO (the only solver of that dual). fast.solve's default is "auto"."""
+    X, y, k, _ = random_binary(21, m=50, d=3, kernel="rbf")
+    kern = rm.SVM(X, y, C=4.0, kernel=k)
+    lin = rm.SVM(X, y, C=4.0)
+    assert fast.solve(kern, method="auto").solver == "fast:smo"
+    assert fast.solve(lin, method="auto").solver == "fast:dcd"
+    assert fast.solve(kern).solver == "fast:smo"
+    assert fast.solve(lin).solver == "fast:dcd"
+    assert fast.solve(kern, method="dcd").solver == "fast:dcd"
+    assert fast.solve(rm.SVM(X, y, C=4.0, kernel=k, fit_intercept=True),
+                      method="auto").solver == "fast:smo"
+    assert {s.solver for s in fast.path(kern, C=[1.0, 16.0])} == {"fast:smo"}
+    assert {s.solver for s in fast.path(lin, C=[1.0, 16.0])} == {"fast:dcd"}
+    with pytest.raises(ValueError, match="method must be one of"):
+        fast.solve(lin, method="newton")
+
+
+def test_weak_regularization_keel_certifies():
+    """Issue 13: KEEL haberman ([0,1], RBF gamma = 1/d, C = 2^12, cold) made the SMO crawl
+    (``max_iter`` at 300,000 iterations, worst residual 0.33) while the Newton polish was
+    refused by its former budget (10 n x the last chunk's iterations, below 4 |F|^3 for
+    |F| ~ 300); with the budget of fast._smo_run.POLISH_WORK it certifies."""
+    from strategies import keel
+
+    X, y = keel("haberman", minmax=True)
+    prob = rm.SVM(X, y, C=2.0 ** 12, kernel=rm.kernels.RBF(gamma=1.0 / X.shape[1]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        sol = fast.solve(prob, method="auto")
+    assert sol.solver == "fast:smo" and sol.status == "optimal"
+    assert sol.info["n_polish"] > 0
+    assert prob.certify(sol, reference=False).ok
