@@ -95,7 +95,7 @@ def _chol_solve(L, n, x):
 
 
 @njit(cache=True)
-def _newton(active_size, has_eq, pidx, f, fbar, UP, LOW, A, S, P, U, src, stats, budget):
+def _newton(st, active_size, has_eq, src, stats, budget):
     """Newton step on the free set, the equality kept (beyond LIBSVM): returns True if
     applied.
 
@@ -109,8 +109,10 @@ def _newton(active_size, has_eq, pidx, f, fbar, UP, LOW, A, S, P, U, src, stats,
     resumes from the new point and alone decides the stop. ``f``, ``fbar``, ``UP`` and
     ``LOW`` are brought up to date over the active points. Nothing is done either when
     ``r^3`` (``r`` free variables; the factorisation costs ``r^3 / 6`` multiply-adds)
-    exceeds ``budget``.
+    exceeds ``budget``. ``st`` is the core's :data:`fast._smo.SMOState`.
     """
+    pidx, f, fbar, UP, LOW = st.point, st.f, st.fbar, st.up, st.low
+    A, S, P, U = st.alpha, st.sign, st.lin, st.upper
     k = A.shape[1]
     fq = np.empty(active_size, dtype=np.int64)
     fb = np.empty(active_size, dtype=np.int64)
