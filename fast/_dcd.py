@@ -55,7 +55,9 @@ Beyond LIBLINEAR (both on by default only when the caller leaves ``tol`` at its 
 the "certified" mode; see :func:`run`): an active-set Newton refinement on the free set
 between chunks of epochs (coordinate descent crawls on ill-conditioned duals, e.g. a 1-D
 RBF Gram or a linear kernel with d << m and a large C), and a duality-gap check that
-tightens the tolerance until ``P + D_min <= 1e-9 (1 + |P|)``.
+tightens the tolerance until ``P + D_min <= 1e-9 (1 + |P|)``. For the SVM's linear path
+with few features the refinement is an active set on *all* the variables exploiting the
+rank ``d`` of ``Q`` (``lowrank_polish`` of :func:`run`).
 """
 from __future__ import annotations
 
@@ -67,7 +69,7 @@ import scipy.sparse as sp
 from numba import njit
 
 from . import _kernels as _K
-from ._polish import active_set_qp
+from ._polish import active_set_qp, active_set_qp_lowrank
 from ._rows import row_arrays, row_axpy, row_dot, row_sqnorms
 
 #: default DCD tolerance on the projected gradient (absolute; gradients are O(1) in every
@@ -82,6 +84,16 @@ MIN_EPOCHS = 100
 #: with the default tol, the run also continues (tol / 10 at a time) until the duality gap
 #: is below ``DEFAULT_GAP_TOL * (1 + |P|)`` (the certificate asks 1e-6)
 DEFAULT_GAP_TOL = 1e-9
+#: the low-rank active-set polish (``lowrank_polish`` of :func:`run`) is used only for at
+#: most ``LOWRANK_MAX_D`` features (its steps cost O(|F| d^2)) and ``d < m / 2``
+LOWRANK_MAX_D = 64
+#: the low-rank polish may spend about ``LOWRANK_WORK`` times the multiply-adds the epochs
+#: spent so far (``n d`` per epoch, ``d`` per update), plus ``LOWRANK_FLOOR``
+LOWRANK_WORK = 4.0
+LOWRANK_FLOOR = 1e6
+#: ... and only once the epochs have run ``LOWRANK_MIN_EPOCHS`` (below, the descent alone
+#: usually stops first: C <= 2^8 on [0,1]-scaled australian, german; issue 13)
+LOWRANK_MIN_EPOCHS = 1000
 
 MODE_GRAM, MODE_CACHE, MODE_LINEAR, MODE_CSR = 0, 1, 2, 3
 #: dense data with at most this fraction of nonzeros runs the linear path on CSR (a CSR step
@@ -170,7 +182,7 @@ class Oracle:
 
 def run(oracle, *, sign, lo, hi, p, dg, alpha0, u0=None, tol, max_iter, seed, shrinking=True,
         polish=True, polish_every=50, polish_max=1500, polish_stable_only=False,
-        primal=None, gap_tol=None):
+        primal=None, gap_tol=None, lowrank_polish=False):
     """Run the DCD on ``n = k m`` variables: ``k`` signed copies of each of the ``m`` points.
 
     ``sign`` (k,) is ``sigma`` per copy; ``lo``, ``hi``, ``p``, ``dg`` are per copy too (a
@@ -197,6 +209,17 @@ def run(oracle, *, sign, lo, hi, p, dg, alpha0, u0=None, tol, max_iter, seed, sh
     exceeds ``gap_tol (1 + |P|)`` the tolerance is divided by 10 and the descent continues
     (down to ``1e-14``). A ``|PG| <= tol`` point can have a large gap when the box is wide
     (gap <= ~ 2 m C tol for the SVM) or the dual is ill-conditioned (ODM with theta near 1).
+
+    ``lowrank_polish`` (the SVM's linear path, one copy, no diagonal, ``d <=``
+    :data:`LOWRANK_MAX_D` and ``d < m / 2``): ``Q = Z Z^T`` with ``Z = Y X`` of rank ``d``,
+    and between chunks the polish is :func:`fast._polish.active_set_qp_lowrank` on *all*
+    the variables (not only the free set, and whether or not the free set has settled),
+    within about :data:`LOWRANK_WORK` times the work the epochs spent so far, once they
+    have run :data:`LOWRANK_MIN_EPOCHS` (before, the polish of the other paths). At a large C
+    the hinge dual is nearly an LP (most variables at a bound, at most about ``d`` free),
+    where coordinate descent crawls (issue 13: australian, german at C >= 2^14, 100,000
+    epochs without the stop) and the active set walks to the vertex in O(m) steps of
+    O(m d).
     """
     m = oracle.m
     bsign = np.ascontiguousarray(np.atleast_1d(sign), dtype=np.float64)
@@ -220,6 +243,12 @@ def run(oracle, *, sign, lo, hi, p, dg, alpha0, u0=None, tol, max_iter, seed, sh
 
     s, w = oracle.product(u_of(alpha))
     mode = oracle.mode
+    Zlr = None
+    if (lowrank_polish and polish and mode in (MODE_LINEAR, MODE_CSR) and k == 1
+            and not np.any(bdg) and oracle.d <= LOWRANK_MAX_D and 2 * oracle.d < m):
+        Xl = oracle.X.toarray() if sp.issparse(oracle.X) else oracle.X
+        Zlr = np.ascontiguousarray((bsign[0] * oracle.qy)[:, None] * Xl, dtype=np.float64)
+    dcd_work = 0.0
     copies = Copies(bsign, bp, bdg, blo, bhi)
     if oracle.rows is not None:
         rows = oracle.rows.src
@@ -237,6 +266,7 @@ def run(oracle, *, sign, lo, hi, p, dg, alpha0, u0=None, tol, max_iter, seed, sh
     cur_tol = float(tol)
     n_refine = 0
     n_gap_stop = 0
+    n_lowrank_steps = 0
     while True:
         chunk = max_iter - epochs
         if polish:
@@ -250,6 +280,8 @@ def run(oracle, *, sign, lo, hi, p, dg, alpha0, u0=None, tol, max_iter, seed, sh
         n_unshrink += int(stats[ST_UNSHRINK])
         n_updates += int(stats[ST_UPDATES])
         converged = bool(stats[ST_CONVERGED])
+        if Zlr is not None:
+            dcd_work += oracle.d * (stats[ST_UPDATES] + stats[ST_EPOCHS] * n)
         if converged and primal is not None and gap_tol is not None:
             u_now = u_of(alpha)
             s_ex, w_ex = oracle.product(u_now)
@@ -280,7 +312,20 @@ def run(oracle, *, sign, lo, hi, p, dg, alpha0, u0=None, tol, max_iter, seed, sh
                 n_gap_stop = 1
                 break
         free = (alpha > lo) & (alpha < hi)
-        if polish_stable_only is False or (last_free is not None
+        if Zlr is not None and epochs >= LOWRANK_MIN_EPOCHS:
+            tp = time.perf_counter()
+            g = sign * s[idx] + p
+            x, change, steps = active_set_qp_lowrank(
+                Zlr, g, alpha.copy(), lo, hi, budget=LOWRANK_WORK * dcd_work + LOWRANK_FLOOR)
+            n_lowrank_steps += steps
+            polish_gap *= 2
+            if change < -1e-15 * (1.0 + abs(float(g @ alpha))):
+                alpha[:] = x
+                n_polish += 1
+                s, w = oracle.product(u_of(alpha))
+                free = (alpha > lo) & (alpha < hi)
+            polish_time += time.perf_counter() - tp
+        elif polish_stable_only is False or (last_free is not None
                                            and np.array_equal(free, last_free)):
             tp = time.perf_counter()
             # worth it only if its O(|F|^3) is small against the work of the last chunk
@@ -321,6 +366,8 @@ def run(oracle, *, sign, lo, hi, p, dg, alpha0, u0=None, tol, max_iter, seed, sh
         "loop_time": elapsed,
         "polish_time": polish_time,
     }
+    if Zlr is not None:
+        info["lowrank_steps"] = n_lowrank_steps
     if mode == MODE_CACHE:
         info.update(cache_slots=int(oracle.rows.n_slots),
                     row_requests=int(stats[_K.ROW_REQ]), row_misses=int(stats[_K.ROW_MISS]))

@@ -187,3 +187,22 @@ def test_weak_regularization_keel_certifies():
     assert sol.solver == "fast:smo" and sol.status == "optimal"
     assert sol.info["n_polish"] > 0
     assert prob.certify(sol, reference=False).ok
+
+
+@pytest.mark.parametrize("C", [2.0 ** 14, 2.0 ** 20])
+def test_linear_weak_regularization_keel_certifies(C):
+    """Issue 13: KEEL australian ([0,1], linear kernel, no intercept, cold) made the DCD
+    crawl at C >= 2^14 (``max_iter`` at 100,000 epochs, duality gap ~1 relative): the
+    dual is nearly an LP of rank d = 14 and the free-set polish never fired (the free set
+    kept moving). The low-rank active set on all the variables
+    (:func:`fast._polish.active_set_qp_lowrank`) reaches the optimum."""
+    from strategies import keel
+
+    X, y = keel("australian", minmax=True)
+    prob = rm.SVM(X, y, C=C, kernel=rm.kernels.Linear())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        sol = fast.solve(prob, method="auto")
+    assert sol.solver == "fast:dcd" and sol.status == "optimal"
+    assert sol.info["lowrank_steps"] > 0 and sol.info["n_iter"] < 100000
+    assert prob.certify(sol, reference=False).ok
