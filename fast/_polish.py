@@ -25,6 +25,38 @@ import numpy as np
 EIG_CUTOFF = 1e-12
 
 
+def _release(W, x, lo, hi, mult, scale):
+    """At a working-set optimum: release from the working set ``W`` the bound variable whose
+    multiplier ``mult`` has the most wrong sign; False (nothing released: optimal) when no
+    multiplier is wrong by more than ``1e-12 scale``."""
+    viol = np.where(W & (x <= lo), -mult, np.where(W & (x >= hi), mult, 0.0))
+    k = int(np.argmax(viol))
+    if viol[k] <= 1e-12 * scale:
+        return False
+    W[k] = False
+    return True
+
+
+def _ratio_step(x, d, lo, hi, W, unbounded_ok):
+    """The ratio test along ``d``: the full step ``x + d`` when it stays in the box and may
+    be taken whole (``unbounded_ok``: a Newton step, not a null direction), else the step to
+    the first bound, which joins ``W``; None for a null direction that meets no bound."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t_hi = np.where(d > 0, (hi - x) / d, np.inf)
+        t_lo = np.where(d < 0, (lo - x) / d, np.inf)
+    t_all = np.minimum(t_hi, t_lo)
+    k = int(np.argmin(t_all))
+    t = float(t_all[k])
+    if unbounded_ok and t >= 1.0:
+        return x + d
+    if not np.isfinite(t):
+        return None
+    xn = np.minimum(np.maximum(x + t * d, lo), hi)
+    xn[k] = hi[k] if d[k] > 0 else lo[k]
+    W[k] = True
+    return xn
+
+
 def active_set_qp(Q, g0, x0, lo, hi, seq=None, budget=np.inf):
     """The QP of the module doc from ``x0`` (feasible); returns ``(x, change)``.
 
@@ -83,27 +115,11 @@ def active_set_qp(Q, g0, x0, lo, hi, seq=None, budget=np.inf):
                 d[fr] = proj(d[fr])
         if fr.size == 0 or np.max(np.abs(d)) <= 1e-15 * (1.0 + np.max(np.abs(x))):
             # optimal on the working set: release the worst bound multiplier, or stop
-            mult = gx + lam * seq if seq is not None else gx
-            viol = np.where(W & (x <= lo), -mult, np.where(W & (x >= hi), mult, 0.0))
-            k = int(np.argmax(viol))
-            if viol[k] <= 1e-12 * scale:
+            if not _release(W, x, lo, hi, gx + lam * seq if seq is not None else gx, scale):
                 break
-            W[k] = False
             continue
-        # ratio test: the largest step in [0, 1] (or unbounded for a null direction)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            t_hi = np.where(d > 0, (hi - x) / d, np.inf)
-            t_lo = np.where(d < 0, (lo - x) / d, np.inf)
-        t_all = np.minimum(t_hi, t_lo)
-        k = int(np.argmin(t_all))
-        t = float(t_all[k])
-        if unbounded_ok and t >= 1.0:
-            x = x + d
-        elif np.isfinite(t):
-            x = np.minimum(np.maximum(x + t * d, lo), hi)
-            x[k] = hi[k] if d[k] > 0 else lo[k]
-            W[k] = True
-        else:
+        x = _ratio_step(x, d, lo, hi, W, unbounded_ok)
+        if x is None:
             break                          # unbounded direction: leave it to the caller
     x = np.minimum(np.maximum(x, lo), hi)
     if seq is not None:
@@ -171,25 +187,11 @@ def active_set_qp_lowrank(Z, g0, x0, lo, hi, budget=np.inf, max_steps=None):
             else:
                 d[fr] = -(Zf @ (Vk @ (c / (evk * evk))))   # -U diag(1/ev) U^T g_fr
         if fr.size == 0 or np.max(np.abs(d)) <= 1e-15 * (1.0 + np.max(np.abs(x))):
-            viol = np.where(W & (x <= lo), -gx, np.where(W & (x >= hi), gx, 0.0))
-            k = int(np.argmax(viol))
-            if viol[k] <= 1e-12 * scale:
+            if not _release(W, x, lo, hi, gx, scale):
                 break
-            W[k] = False
             continue
-        with np.errstate(divide="ignore", invalid="ignore"):
-            t_hi = np.where(d > 0, (hi - x) / d, np.inf)
-            t_lo = np.where(d < 0, (lo - x) / d, np.inf)
-        t_all = np.minimum(t_hi, t_lo)
-        k = int(np.argmin(t_all))
-        t = float(t_all[k])
-        if unbounded_ok and t >= 1.0:
-            xn = x + d
-        elif np.isfinite(t):
-            xn = np.minimum(np.maximum(x + t * d, lo), hi)
-            xn[k] = hi[k] if d[k] > 0 else lo[k]
-            W[k] = True
-        else:
+        xn = _ratio_step(x, d, lo, hi, W, unbounded_ok)
+        if xn is None:
             break
         v += Z[fr].T @ (xn[fr] - x[fr])
         x = xn
