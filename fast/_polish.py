@@ -118,9 +118,10 @@ def active_set_qp(Q, g0, x0, lo, hi, seq=None, budget=np.inf):
             if not _release(W, x, lo, hi, gx + lam * seq if seq is not None else gx, scale):
                 break
             continue
-        x = _ratio_step(x, d, lo, hi, W, unbounded_ok)
-        if x is None:
+        xn = _ratio_step(x, d, lo, hi, W, unbounded_ok)
+        if xn is None:
             break                          # unbounded direction: leave it to the caller
+        x = xn
     x = np.minimum(np.maximum(x, lo), hi)
     if seq is not None:
         # clipping may move seq^T x by round-off: put it back on the most interior variable
