@@ -20,7 +20,10 @@ def dual_exponent(p):
 def regula_falsi_point(lo, hi, flo, fhi):
     """The secant point of the bracket ``[lo, hi]`` (values ``flo``, ``fhi`` of opposite
     signs), or its midpoint when the secant leaves the open bracket."""
-    x = (lo * fhi - hi * flo) / (fhi - flo)
+    den = fhi - flo
+    if den == 0.0:       # equal values (a bracket of underflowed values): bisect
+        return 0.5 * (lo + hi)
+    x = (lo * fhi - hi * flo) / den
     if not (lo < x < hi):
         x = 0.5 * (lo + hi)
     return x

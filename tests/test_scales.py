@@ -106,3 +106,68 @@ def test_smo_is_bounded_on_badly_scaled_data(scale):
             assert msgs and any("scale" in m for m in msgs), msgs
         else:
             assert prob.certify(sol, reference=False).ok
+
+
+@given(seed=st.integers(0, 2**32 - 1),
+       q=st.sampled_from([1.0, 1.5, 2.0, 3.0, np.inf]),
+       r=st.sampled_from([1.0, 1.5, 2.0, np.inf]),
+       p=st.sampled_from([1.0, 1.5, 2.0, 3.0]),
+       log_c=st.floats(-300.0, 300.0))
+@settings(max_examples=40 if __import__("os").environ.get("CI") else 200, deadline=None)
+def test_group_norm_prox_is_scale_equivariant(seed, q, r, p, log_c):
+    """``prox_{s c^(2-p) rho(N)}(c v) = c prox_{s rho(N)}(v)`` (``rho = t^p / p``, any norm
+    ``N``) at every scale ``c`` in 1e+-300, for steps ``s`` of unit size relative to ``v``.
+    Before the prox brought its input to unit scale, columns near 1e+-160 came back wrong by
+    1-90 % for most (q, r) (a q = 2 group norm overflowed to inf and the prox returned its
+    input) or raised ZeroDivisionError ((3, inf) at 1e-200, a bracket of equal values); the
+    l-inf prox killed a group whose step was below the rounding of its largest entry."""
+    from fast._prox import group_norm_prox
+
+    rng = np.random.default_rng(seed)
+    groups = [np.array([0, 3, 4]), np.array([1, 2]), np.array([5, 6, 7, 8])]
+    V = rng.normal(size=(9, 4)) * 3.0
+    steps = 10.0 ** rng.uniform(-2.0, 0.5, 4)
+    c = 10.0 ** log_c
+    X1 = group_norm_prox(V, steps, q, r, p, groups)
+    Xc = group_norm_prox(V * c, steps * c ** (2.0 - p), q, r, p, groups)
+    note(f"c={c:g}")
+    assert np.all(np.isfinite(Xc))
+    # absolute error against the input's scale: an entry shrunk from ~3 to ~1e-6 carries
+    # the root's relative error times ~3 (cancellation), as any backward-stable prox does
+    np.testing.assert_allclose(Xc / c, X1, rtol=1e-9, atol=1e-11 * np.max(np.abs(V)))
+
+
+@given(seed=st.integers(0, 2**32 - 1), q=st.sampled_from([1.0, 2.0, np.inf]),
+       r=st.sampled_from([1.0, 2.0, np.inf]), log_s=st.floats(-300.0, 300.0))
+@settings(max_examples=40 if __import__("os").environ.get("CI") else 200, deadline=None)
+def test_group_norm_prox_at_extreme_steps(seed, q, r, log_s):
+    """``rho(t) = t``, q and r in {1, 2, inf}: a step ``s`` of any size against unit-scale
+    ``v`` moves no entry by more than ``s sqrt(m)`` (the norm's 2-norm Lipschitz bound), and
+    the prox is 0 exactly when the dual norm of ``v`` is at most ``s``."""
+    from fast._prox import group_norm_prox
+    from refmodels.regularizers import GroupNorm
+
+    rng = np.random.default_rng(seed)
+    groups = [np.array([0, 3, 4]), np.array([1, 2]), np.array([5, 6, 7, 8])]
+    v = rng.normal(size=9) * 3.0
+    s = 10.0 ** log_s
+    x = group_norm_prox(v, s, q, r, 1.0, groups)
+    assert np.all(np.isfinite(x))
+    assert np.linalg.norm(v - x) <= s * 3.0 * (1 + 1e-12) + 1e-15 * np.max(np.abs(v))
+    dual = GroupNorm(q, r, "identity").dual_norm(v, groups)
+    if abs(dual - s) > 1e-9 * s:
+        assert bool(np.all(x == 0.0)) == bool(dual < s), (dual, s)
+
+
+@pytest.mark.xfail(strict=True, reason="general q (here 3) with a step 1e54 times the data's "
+                   "scale (p = 1.5): the nested root-finders return entries ~1e-10 where the "
+                   "prox is ~1e-107; no solver comes near such steps (known limitation)")
+def test_group_norm_prox_general_q_at_astronomic_steps():
+    from fast._prox import group_norm_prox
+
+    rng = np.random.default_rng(0)
+    groups = [np.array([0, 3, 4]), np.array([1, 2]), np.array([5, 6, 7, 8])]
+    v = rng.normal(size=9) * 3.0
+    x = group_norm_prox(v, 1.67e54, 3.0, 1.0, 1.5, groups)
+    # v - x = s N(x)^(1/2) g with |g| >= 1/sqrt(m): N(x) <= (|v| sqrt(m) / s)^2 ~ 1e-106
+    assert np.max(np.abs(x)) <= 1e-100
