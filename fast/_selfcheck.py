@@ -86,10 +86,14 @@ def _binary_check(prob, sol):
 def _certificate_is_cheap(prob):
     """Whether ``prob.certify`` costs little beside the solve: the Gram (or MKLm's base
     Grams) is already built, or the kernel is linear with a binary problem (feature map X).
-    A matrix-free solve (DRR's linear PPA) is not undone by forming an n x n Gram here."""
-    cache = getattr(prob, "_cache", {})
-    if "gram" in cache or "grams" in cache:
-        return True
+    A matrix-free solve (DRR's linear PPA) is not undone by forming an n x n Gram here.
+    A relaxed mcODM QP built by ``McODM.relaxed(M)`` keeps its Gram (and feature map) in
+    its parent's cache: that counts (before, such a kernel QP on well-scaled data was judged
+    only by the BCD's own gap and KKT residuals of its state, never at the returned point)."""
+    parent = getattr(prob, "_parent", None)
+    for cache in (getattr(prob, "_cache", {}), getattr(parent, "_cache", {})):
+        if "gram" in cache or "grams" in cache:
+            return True
     return hasattr(prob, "y") and getattr(getattr(prob, "kernel", None), "is_linear", False) \
         and not hasattr(prob, "X_test")
 

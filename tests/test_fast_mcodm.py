@@ -558,3 +558,19 @@ def test_bad_polish_option():
         fast.solve(prob.relaxed(np.zeros(prob.m)), polish="yes")
     with pytest.raises(ValueError, match="polish"):
         fast.solve(prob, polish=1)
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "poly"])
+def test_relaxed_qp_of_a_parent_is_checked_at_the_returned_point(kernel):
+    """A relaxed QP built by ``McODM.relaxed(M)`` keeps its Gram in the parent's cache: its
+    fast solve is checked by the full certificate at the returned point (the self-check
+    names it), not by the BCD's own gap and KKT residuals of its state, which is what it
+    was judged by on well-scaled data before."""
+    prob, rng = make_problem(5, m=40, d=3, k=3, kernel=kernel, lam=4.0, mu=0.8, theta=0.2)
+    rp = prob.relaxed(rng.normal(size=prob.m))
+    sol = fast.solve(rp, random_state=0)
+    assert sol.status == "optimal"
+    checked = sol.info["self_check"]
+    assert "residuals" in checked, checked
+    assert any(k.startswith("certificate (") for k in checked["residuals"]), checked
+    assert rp.certify(sol).ok
