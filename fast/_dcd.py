@@ -55,9 +55,9 @@ Beyond LIBLINEAR (both on by default only when the caller leaves ``tol`` at its 
 the "certified" mode; see :func:`run`): an active-set Newton refinement on the free set
 between chunks of epochs (coordinate descent crawls on ill-conditioned duals, e.g. a 1-D
 RBF Gram or a linear kernel with d << m and a large C), and a duality-gap check that
-tightens the tolerance until ``P + D_min <= 1e-9 (1 + |P|)``. For the SVM's linear path
-with few features the refinement is an active set on *all* the variables exploiting the
-rank ``d`` of ``Q`` (``lowrank_polish`` of :func:`run`).
+tightens the tolerance until ``P + D_min <= 1e-9 (1 + |P|)``. On the linear path with one
+copy and few features (SVM, ODML / LDM) the refinement is an active set on *all* the
+variables exploiting the rank ``d`` of ``Q`` (``lowrank_polish`` of :func:`run`).
 """
 from __future__ import annotations
 
@@ -91,8 +91,9 @@ LOWRANK_MAX_D = 64
 #: spent so far (``n d`` per epoch, ``d`` per update), plus ``LOWRANK_FLOOR``
 LOWRANK_WORK = 4.0
 LOWRANK_FLOOR = 1e6
-#: ... and only once the epochs have run ``LOWRANK_MIN_EPOCHS`` (below, the descent alone
-#: usually stops first: C <= 2^8 on [0,1]-scaled australian, german; issue 13)
+#: ... and only once the free set has settled (the same at two checks: a warm start from
+#: the previous point of a path) or the epochs have run ``LOWRANK_MIN_EPOCHS`` (below, the
+#: descent alone usually stops first: C <= 2^8 on [0,1]-scaled australian, german; issue 13)
 LOWRANK_MIN_EPOCHS = 1000
 
 MODE_GRAM, MODE_CACHE, MODE_LINEAR, MODE_CSR = 0, 1, 2, 3
@@ -182,7 +183,7 @@ class Oracle:
 
 def run(oracle, *, sign, lo, hi, p, dg, alpha0, u0=None, tol, max_iter, seed, shrinking=True,
         polish=True, polish_every=50, polish_max=1500, polish_stable_only=False,
-        primal=None, gap_tol=None, lowrank_polish=False):
+        primal=None, gap_tol=None, lowrank_polish=True):
     """Run the DCD on ``n = k m`` variables: ``k`` signed copies of each of the ``m`` points.
 
     ``sign`` (k,) is ``sigma`` per copy; ``lo``, ``hi``, ``p``, ``dg`` are per copy too (a
@@ -210,16 +211,18 @@ def run(oracle, *, sign, lo, hi, p, dg, alpha0, u0=None, tol, max_iter, seed, sh
     (down to ``1e-14``). A ``|PG| <= tol`` point can have a large gap when the box is wide
     (gap <= ~ 2 m C tol for the SVM) or the dual is ill-conditioned (ODM with theta near 1).
 
-    ``lowrank_polish`` (the SVM's linear path, one copy, no diagonal, ``d <=``
-    :data:`LOWRANK_MAX_D` and ``d < m / 2``): ``Q = Z Z^T`` with ``Z = Y X`` of rank ``d``,
-    and between chunks the polish is :func:`fast._polish.active_set_qp_lowrank` on *all*
-    the variables (not only the free set, and whether or not the free set has settled),
-    within about :data:`LOWRANK_WORK` times the work the epochs spent so far, once they
-    have run :data:`LOWRANK_MIN_EPOCHS` (before, the polish of the other paths). At a large C
-    the hinge dual is nearly an LP (most variables at a bound, at most about ``d`` free),
-    where coordinate descent crawls (issue 13: australian, german at C >= 2^14, 100,000
-    epochs without the stop) and the active set walks to the vertex in O(m) steps of
-    O(m d).
+    ``lowrank_polish`` (default on; it applies to the linear path with one copy, no
+    diagonal, ``d <=`` :data:`LOWRANK_MAX_D` and ``d < m / 2``: the SVM, and ODML / LDM on
+    their whitened data): ``Q = Z Z^T`` with ``Z = Y X`` of rank ``d``, and between chunks
+    the polish is :func:`fast._polish.active_set_qp_lowrank` on *all* the variables (not
+    only the free set), within about :data:`LOWRANK_WORK` times the work the epochs spent
+    so far, once the free set has settled (the same at two checks) or the epochs have run
+    :data:`LOWRANK_MIN_EPOCHS` (before, the polish of the other paths). At a large C the
+    hinge dual is nearly an LP (most variables at a bound, at most about ``d`` free), where
+    coordinate descent crawls (issue 13: australian, german at C >= 2^14, 100,000 epochs
+    without the stop; LDM on haberman, d = 3, at C = 2^20: 100,000 epochs, the dense polish
+    refused on its 300 free variables) and the active set walks to the vertex in O(m) steps
+    of O(m d).
     """
     m = oracle.m
     bsign = np.ascontiguousarray(np.atleast_1d(sign), dtype=np.float64)
@@ -312,7 +315,11 @@ def run(oracle, *, sign, lo, hi, p, dg, alpha0, u0=None, tol, max_iter, seed, sh
                 n_gap_stop = 1
                 break
         free = (alpha > lo) & (alpha < hi)
-        if Zlr is not None and epochs >= LOWRANK_MIN_EPOCHS:
+        # the low-rank active set starts once the free set has settled (the same at two
+        # checks: after a warm start from the previous point of a path, within a few
+        # chunks) or after LOWRANK_MIN_EPOCHS epochs, whichever comes first
+        settled = last_free is not None and np.array_equal(free, last_free)
+        if Zlr is not None and (epochs >= LOWRANK_MIN_EPOCHS or settled):
             tp = time.perf_counter()
             g = sign * s[idx] + p
             x, change, steps = active_set_qp_lowrank(

@@ -25,22 +25,101 @@ import numpy as np
 EIG_CUTOFF = 1e-12
 
 
-def _release(W, x, lo, hi, mult, scale):
+def _release(W, x, lo, hi, mult, scale, skip=None):
     """At a working-set optimum: release from the working set ``W`` the bound variable whose
-    multiplier ``mult`` has the most wrong sign; False (nothing released: optimal) when no
-    multiplier is wrong by more than ``1e-12 scale``."""
+    multiplier ``mult`` has the most wrong sign (not one of ``skip``); returns its index, or
+    -1 (nothing released: optimal) when no multiplier is wrong by more than
+    ``1e-12 scale``."""
     viol = np.where(W & (x <= lo), -mult, np.where(W & (x >= hi), mult, 0.0))
+    if skip is not None:
+        viol[skip] = 0.0
     k = int(np.argmax(viol))
     if viol[k] <= 1e-12 * scale:
-        return False
+        return -1
     W[k] = False
-    return True
+    return k
+
+
+def _leaves_box(x, d, lo, hi, k):
+    """Whether ``d`` moves the variable ``k``, at a bound, out of the box (or not at all).
+
+    Right after ``k`` is released its multiplier says the objective decreases inward, and in
+    exact arithmetic the next step (Newton or null-space) moves it inward. On a nearly
+    singular ``Q_fr`` the step is dominated by round-off in the gradient of the other free
+    variables (amplified by ``1 / ev``), and its ``k`` component can have the wrong sign:
+    the ratio test would then stop at once on ``k`` and put it back, and the release repeat
+    to the step cap (issue 13, LDM RBF on haberman at C = 2^20)."""
+    return (x[k] <= lo[k] and d[k] <= 0.0) or (x[k] >= hi[k] and d[k] >= 0.0)
+
+
+def _coordinate_step(x, k, gk, qkk, lo, hi):
+    """The exact minimisation along the coordinate ``k`` alone (``gk`` its gradient, ``qkk``
+    its curvature; zero curvature: to the bound the gradient points to), in the box: the
+    fallback step after :func:`_leaves_box`, a strict decrease of the objective."""
+    xn = x.copy()
+    if qkk > 0.0:
+        xn[k] = min(max(x[k] - gk / qkk, lo[k]), hi[k])
+    else:
+        xn[k] = hi[k] if gk < 0.0 else lo[k]
+    return xn
+
+
+def _step_is_null(d, x):
+    """Whether the step ``d`` is too small to move ``x`` (relative ``1e-15``)."""
+    return np.max(np.abs(d)) <= 1e-15 * (1.0 + np.max(np.abs(x)))
+
+
+def _real_null(null, scale, x, rank):
+    """Whether the component ``null`` of the free gradient in the null space of ``Q_fr`` is
+    followed (the objective is linear along it: a step to the box). Not when ``Q_fr`` has
+    no null space (``rank`` = the number of variables: ``null`` is then only the round-off
+    of the projection, which on a badly scaled ``Q`` -- features x1e6 -- is far above
+    ``1e-10 scale``), nor when its norm is below ``1e-10 scale``, nor when it is too small
+    to move ``x`` (:func:`_step_is_null`): with ``|x|`` large (a box ``[0, 2^20]``),
+    round-off leaves such a component in the null space of a nearly singular ``Q_fr``;
+    taken as the step it stops the method as if at a working-set optimum with the range
+    component (the Newton step) still large (issue 13, LDM RBF on haberman at C = 2^20)."""
+    return (rank < null.size and np.linalg.norm(null) > 1e-10 * scale
+            and not _step_is_null(null, x))
+
+
+class _Progress:
+    """The objective at each release (a working-set optimum): the best point seen, and a
+    stop when three releases in a row found no decrease although ``x`` moved in between
+    (round-off making the method walk in circles on a badly scaled ``Q``)."""
+
+    def __init__(self, x):
+        self.best_x, self.best_f = x.copy(), 0.0
+        self.last_f = 0.0
+        self.stalls = 0
+        self.moved = False
+
+    def at_release(self, x, f):
+        """Record the point ``x`` of objective ``f``; False when the method should stop."""
+        if f < self.best_f:
+            self.best_x, self.best_f = x.copy(), f
+        if self.moved:
+            if f >= self.last_f - 1e-15 * (1.0 + abs(f)):
+                self.stalls += 1
+            else:
+                self.stalls = 0
+            self.last_f = f
+        self.moved = False
+        return self.stalls < 3
 
 
 def _ratio_step(x, d, lo, hi, W, unbounded_ok):
-    """The ratio test along ``d``: the full step ``x + d`` when it stays in the box and may
-    be taken whole (``unbounded_ok``: a Newton step, not a null direction), else the step to
-    the first bound, which joins ``W``; None for a null direction that meets no bound."""
+    """The ratio test along ``d``: ``(x + d, True)`` when the full step stays in the box and
+    may be taken whole (``unbounded_ok``: a Newton step, not a null direction), else
+    ``(step to the first bound, False)``, that bound joining ``W``; ``(None, False)`` for a
+    null direction that meets no bound.
+
+    A full Newton step ends at the minimiser on the working free set: the caller goes
+    straight to :func:`_release` (its multipliers) rather than solving again. Solving again
+    at that point would give a step made only of round-off, ``(g_fr residual) / ev``, which on
+    a nearly singular ``Q_fr`` (an RBF Gram with a small gamma, eigenvalues down to
+    ``EIG_CUTOFF * lambda_max``) is not small: the loop then spent its whole step cap on
+    such steps without ever releasing a variable (issue 13, haberman C >= 2^14)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         t_hi = np.where(d > 0, (hi - x) / d, np.inf)
         t_lo = np.where(d < 0, (lo - x) / d, np.inf)
@@ -48,16 +127,16 @@ def _ratio_step(x, d, lo, hi, W, unbounded_ok):
     k = int(np.argmin(t_all))
     t = float(t_all[k])
     if unbounded_ok and t >= 1.0:
-        return x + d
+        return x + d, True
     if not np.isfinite(t):
-        return None
+        return None, False
     xn = np.minimum(np.maximum(x + t * d, lo), hi)
     xn[k] = hi[k] if d[k] > 0 else lo[k]
     W[k] = True
-    return xn
+    return xn, False
 
 
-def active_set_qp(Q, g0, x0, lo, hi, seq=None, budget=np.inf):
+def active_set_qp(Q, g0, x0, lo, hi, seq=None, budget=np.inf, max_steps=None):
     """The QP of the module doc from ``x0`` (feasible); returns ``(x, change)``.
 
     Each step solves the Newton system on the working free set ``fr`` (the variables not
@@ -68,26 +147,40 @@ def active_set_qp(Q, g0, x0, lo, hi, seq=None, budget=np.inf):
     box. A ratio test stops at the first bound (which joins the working set); at a
     working-set optimum the bound variable whose multiplier (``g_t``, or ``g_t + lam s_t``
     with the equality's multiplier ``lam``) has the wrong sign is released. At most
-    ``2 n + 10`` steps, each about ``4 |fr|^3`` flops, and at most ``budget`` flops in all
-    (then it stops where it is). ``change`` is the decrease of the objective (negative
-    when it improved); ``x`` always lies in the box and keeps ``seq^T x = seq^T x0`` up to
+    ``max_steps`` steps (default ``10 n + 10``: from a coordinate-descent point with
+    hundreds of free variables the walk to the vertex takes 2-3 n steps, e.g. haberman RBF
+    C = 2^14 - 2^20, where ``2 n + 10`` stopped it short), each about ``4 |fr|^3`` flops,
+    and at most ``budget`` flops in all (then it stops where it is). ``change`` is the
+    decrease of the objective (negative when it improved); ``x`` always lies in the box and keeps ``seq^T x = seq^T x0`` up to
     round-off.
     """
     n = g0.size
     x = x0.copy()
+    if max_steps is None:
+        max_steps = 10 * n + 10
     scale = max(1.0, float(np.max(np.abs(g0)))) if n else 1.0
     W = (x <= lo) | (x >= hi)          # working set: variables held at a bound
     spent = 0.0
-    for _ in range(2 * n + 10):
-        gx = g0 + Q @ (x - x0)
+    at_opt = False                     # at the minimiser on the working free set
+    rel = -1                           # the variable released by the last step
+    skip = np.zeros(n, bool)           # released in vain since x last moved (equality only)
+    prog = _Progress(x)
+    for _ in range(max_steps):
+        D = x - x0
+        gx = g0 + Q @ D
         fr = np.flatnonzero(~W)
-        spent += 4.0 * float(fr.size) ** 3 + 2.0 * n * n
+        spent += (0.0 if at_opt else 4.0 * float(fr.size) ** 3) + 2.0 * n * n
         if spent > budget:
             break                          # out of budget: keep what was gained
         d = np.zeros(n)
         lam = 0.0
         unbounded_ok = True
-        if fr.size:
+        if fr.size and seq is not None and at_opt:
+            sf = seq[fr]
+            ss = float(sf @ sf)
+            if ss > 0.0:
+                lam = -float(sf @ gx[fr]) / ss     # multiplier of the equality
+        elif fr.size:
             gf = gx[fr]
             Qff = Q[np.ix_(fr, fr)]
             if seq is not None:
@@ -106,23 +199,48 @@ def active_set_qp(Q, g0, x0, lo, hi, seq=None, budget=np.inf):
             keep = ev > EIG_CUTOFF * lmax if lmax > 0 else np.zeros(ev.size, bool)
             coeff = V[:, keep].T @ gf
             null = gf - V[:, keep] @ coeff         # component in the null space
-            if np.linalg.norm(null) > 1e-10 * scale:
+            if _real_null(null, scale, x, int(np.count_nonzero(keep))):
                 d[fr] = -null                      # linear descent to the box
                 unbounded_ok = False
             else:
                 d[fr] = -(V[:, keep] @ (coeff / ev[keep]))
             if seq is not None and ss > 0.0:
                 d[fr] = proj(d[fr])
-        if fr.size == 0 or np.max(np.abs(d)) <= 1e-15 * (1.0 + np.max(np.abs(x))):
+        if at_opt or fr.size == 0 or _step_is_null(d, x):
             # optimal on the working set: release the worst bound multiplier, or stop
-            if not _release(W, x, lo, hi, gx + lam * seq if seq is not None else gx, scale):
+            at_opt = False
+            if not prog.at_release(x, float(g0 @ D + 0.5 * D @ (gx - g0))):
+                break
+            rel = _release(W, x, lo, hi, gx + lam * seq if seq is not None else gx, scale,
+                           skip)
+            if rel < 0:
                 break
             continue
-        xn = _ratio_step(x, d, lo, hi, W, unbounded_ok)
+        if rel >= 0 and _leaves_box(x, d, lo, hi, rel):
+            if seq is None:
+                # round-off turned the step: the coordinate step on the released variable
+                x = _coordinate_step(x, rel, gx[rel], Q[rel, rel], lo, hi)
+                W[rel] = x[rel] <= lo[rel] or x[rel] >= hi[rel]
+                skip[:] = False
+                prog.moved = True
+            else:
+                # a lone coordinate would break the equality: put it back, try the next
+                W[rel] = True
+                skip[rel] = True
+                at_opt = True
+            rel = -1
+            continue
+        rel = -1
+        xn, at_opt = _ratio_step(x, d, lo, hi, W, unbounded_ok)
         if xn is None:
             break                          # unbounded direction: leave it to the caller
         x = xn
+        skip[:] = False
+        prog.moved = True
     x = np.minimum(np.maximum(x, lo), hi)
+    D = x - x0
+    if float(g0 @ D + 0.5 * D @ (Q @ D)) > prog.best_f:
+        x = prog.best_x                    # round-off lost ground since the best release
     if seq is not None:
         # clipping may move seq^T x by round-off: put it back on the most interior variable
         r = float(seq @ (x - x0))
@@ -162,16 +280,21 @@ def active_set_qp_lowrank(Z, g0, x0, lo, hi, budget=np.inf, max_steps=None):
     v = np.zeros(r)                    # Z^T (x - x0)
     spent = 0.0
     steps = 0
+    at_opt = False                     # at the minimiser on the working free set
+    rel = -1                           # the variable released by the last step
+    prog = _Progress(x)
     while steps < max_steps:
+        D = x - x0
+        v = Z.T @ D                    # exact each step (O(n r), as the gradient): no drift
         gx = g0 + Z @ v
         fr = np.flatnonzero(~W)
-        spent += 2.0 * n * r + 2.0 * fr.size * r * r
+        spent += 2.0 * n * r + (0.0 if at_opt else 2.0 * fr.size * r * r)
         if spent > budget:
             break
         steps += 1
         d = np.zeros(n)
         unbounded_ok = True
-        if fr.size:
+        if fr.size and not at_opt:
             gf = gx[fr]
             Zf = Z[fr]
             # Q_fr = Zf Zf^T = U diag(ev) U^T with U = Zf V ev^(-1/2), (ev, V) the
@@ -182,21 +305,38 @@ def active_set_qp_lowrank(Z, g0, x0, lo, hi, budget=np.inf, max_steps=None):
             Vk, evk = V[:, keep], ev[keep]
             c = Vk.T @ (Zf.T @ gf)                 # = ev^(1/2) U^T g_fr
             null = gf - Zf @ (Vk @ (c / evk))      # g_fr - U U^T g_fr
-            if np.linalg.norm(null) > 1e-10 * scale:
+            if _real_null(null, scale, x, int(np.count_nonzero(keep))):
                 d[fr] = -null
                 unbounded_ok = False
             else:
                 d[fr] = -(Zf @ (Vk @ (c / (evk * evk))))   # -U diag(1/ev) U^T g_fr
-        if fr.size == 0 or np.max(np.abs(d)) <= 1e-15 * (1.0 + np.max(np.abs(x))):
-            if not _release(W, x, lo, hi, gx, scale):
+        if at_opt or fr.size == 0 or _step_is_null(d, x):
+            at_opt = False
+            if not prog.at_release(x, float(g0 @ D + 0.5 * v @ v)):
+                break
+            rel = _release(W, x, lo, hi, gx, scale)
+            if rel < 0:
                 break
             continue
-        xn = _ratio_step(x, d, lo, hi, W, unbounded_ok)
+        prog.moved = True
+        if rel >= 0 and _leaves_box(x, d, lo, hi, rel):
+            zk = Z[rel]
+            x = _coordinate_step(x, rel, gx[rel], float(zk @ zk), lo, hi)
+            W[rel] = x[rel] <= lo[rel] or x[rel] >= hi[rel]
+            rel = -1
+            continue
+        rel = -1
+        xn, at_opt = _ratio_step(x, d, lo, hi, W, unbounded_ok)
         if xn is None:
             break
-        v += Z[fr].T @ (xn[fr] - x[fr])
         x = xn
     x = np.minimum(np.maximum(x, lo), hi)
     D = x - x0
     zD = Z.T @ D
-    return x, float(g0 @ D + 0.5 * zD @ zD), steps
+    f = float(g0 @ D + 0.5 * zD @ zD)
+    if f > prog.best_f:
+        x = prog.best_x                    # round-off lost ground since the best release
+        D = x - x0
+        zD = Z.T @ D
+        f = float(g0 @ D + 0.5 * zD @ zD)
+    return x, f, steps

@@ -11,7 +11,8 @@ ODM           ``lam``       linear: ``w`` (TRON); kernel: ``zeta, beta`` (DCD, b
                             ``[0, inf)`` for every ``lam``)
 ODML          ``lam``       ``alpha`` (box ``[0, lam/m]`` grows with ``lam``)
 LDM           ``C``         ``alpha`` (box ``[0, C]``)
-SVM           ``C``         ``alpha`` (box ``[0, C]``; with an intercept, the SMO's)
+SVM           ``C``         ``alpha`` times ``C_new / C_old`` (box ``[0, C]``; with an
+                            intercept, the SMO's; :func:`_scaled_start`)
 SVMm          ``C1``        the SMO's variables
 ============  ============  ===========================================================
 
@@ -37,6 +38,31 @@ import numpy as np
 PATH_PARAMS = {"ODM": "lam", "ODML": "lam", "LDM": "C", "SVM": "C", "SVMm": "C1"}
 #: cached, parameter-free data a problem of the path may share with ``prob``
 _SHARED = ("gram", "F")
+#: families whose dual box is ``[0, C]`` and whose warm start is the previous dual point
+#: scaled by ``C_new / C_old`` (see :func:`_scaled_start`)
+_SCALED = {"SVM": "alpha"}
+
+
+def _scaled_start(prev, var, v_old, v_new):
+    """The warm start of the next point of an SVM path: the dual ``alpha`` of the previous
+    point (box ``[0, C_old]``) times ``C_new / C_old``, clipped to the new box ``[0, C_new]``.
+
+    With ``beta = alpha / C`` the hinge dual (SPEC §1) reads
+    ``min_beta C^2 (1/2 beta^T Q beta) - C e^T beta`` on ``[0, 1]^m``: for a large C the
+    quadratic term dominates and the optimal ``beta`` (which variables sit at a bound, and
+    the free ones) settles, so ``alpha`` grows like ``C``. The unscaled ``alpha`` starts
+    every bound variable at ``C_old``, far inside the new box, and coordinate descent then
+    spends its epochs moving them one at a time. Scaling keeps the equality
+    ``y^T alpha = 0`` of the intercept's dual (it is linear) and the box ``[0, C_new]``;
+    the clip only guards round-off.
+    """
+    from dataclasses import replace
+
+    a = prev.variables.get(var) if prev.variables else None
+    if a is None or v_old is None or not v_old > 0:
+        return prev
+    a = np.minimum(np.maximum(np.asarray(a, dtype=np.float64) * (v_new / v_old), 0.0), v_new)
+    return replace(prev, variables={var: a})
 
 
 def with_params(prob, **changes):
@@ -113,7 +139,7 @@ def path(prob, method=None, tol=None, max_iter=None, random_state=None, certify=
         method = "auto"
     order = np.argsort(values, kind="stable")           # increasing = strong -> weak
     out = [None] * values.size
-    prev = warm_start
+    prev, prev_v = warm_start, None
     done = {}
     shared = {}                                           # the Gram / F, built once
     for rank, k in enumerate(order):
@@ -125,8 +151,11 @@ def path(prob, method=None, tol=None, max_iter=None, random_state=None, certify=
         for key, val in shared.items():
             p._cache.setdefault(key, val)
         t0 = time.perf_counter()
+        start = prev
+        if prev is not None and prev is not warm_start and prob.family in _SCALED:
+            start = _scaled_start(prev, _SCALED[prob.family], prev_v, v)
         sol = fast.solve(p, method=method, tol=tol, max_iter=max_iter,
-                         random_state=random_state, warm_start=prev)
+                         random_state=random_state, warm_start=start)
         sol.info["path"] = {"param": name, "value": v, "rank": rank,
                             "warm_started": prev is not None}
         if certify:
@@ -142,5 +171,5 @@ def path(prob, method=None, tol=None, max_iter=None, random_state=None, certify=
                 shared[key] = p._cache[key]
         out[k] = sol
         done[v] = sol
-        prev = sol
+        prev, prev_v = sol, v
     return out

@@ -1,12 +1,16 @@
 """The shared DCD (fast/_dcd.py): shrinking, reproducibility, stopping, arguments."""
+import os
+
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.exceptions import ConvergenceWarning
 
 import fast
 import refmodels as rm
 from contract import rel
-from strategies import random_binary
+from strategies import random_binary, scales
 
 
 def _projected_gradient_svm(prob, alpha):
@@ -125,30 +129,83 @@ def test_zero_feature_rows():
             assert prob.certify(sol).ok, str(prob.certify(sol))
 
 
-def test_active_set_qp_lowrank_matches_the_dense_active_set():
-    """:func:`fast._polish.active_set_qp_lowrank` (``Q = Z Z^T`` of rank r < n) reaches the
-    KKT point of the box QP from a cold start (the dense :func:`active_set_qp`, run until
-    it stops moving, reaches the same objective)."""
-    from fast._polish import active_set_qp, active_set_qp_lowrank
+def _box_kkt(g, x, lo, hi):
+    """The largest projected-gradient violation of a box QP at ``x`` (gradient ``g``)."""
+    pg = np.where(x <= lo, np.minimum(g, 0), np.where(x >= hi, np.maximum(g, 0), g))
+    return np.max(np.abs(pg))
 
-    rng = np.random.default_rng(3)
-    n, r, C = 80, 5, 50.0
-    Z = rng.standard_normal((n, r))
+
+def _dense_until_still(Q, g0, x0, lo, hi):
+    """The dense active set, restarted from where it stopped until it stops moving."""
+    from fast._polish import active_set_qp
+
+    x = x0
+    for _ in range(20):
+        x, step = active_set_qp(Q, g0 + Q @ (x - x0), x, lo, hi)
+        if step == 0.0:
+            break
+    return x
+
+
+@given(scale=scales(), seed=st.integers(0, 2**16), C=st.sampled_from([50.0, 2.0**10, 2.0**20]))
+@settings(max_examples=8 if os.environ.get("CI") else 25, deadline=None)
+def test_active_set_qp_lowrank_matches_the_dense_active_set(scale, seed, C):
+    """:func:`fast._polish.active_set_qp_lowrank` (``Q = Z Z^T`` of rank r < n, the linear SVM
+    dual: ``Z = Y X``, ``g0 = -1``, box ``[0, C]``) from a cold start, at every scale the
+    suite draws (features x10^-3 .. x10^3, offsets up to 10^3 in units of the factor, near
+    duplicates) and C up to 2^20: the point lies in the box, ``change`` is its objective,
+    never above the start's, and not above the dense :func:`active_set_qp`'s (run until it
+    stops moving) by more than 1e-9 relative; its projected gradient is at the round-off of
+    the gradient, ``1e-12 lambda_max(Q) max(1, |x|)``. At the unit scale and C = 50 (the
+    well-conditioned case): the KKT point to 1e-9 and the dense objective to 1e-9."""
+    from fast._polish import active_set_qp_lowrank
+
+    rng = np.random.default_rng(seed)
+    n, r = 80, 5
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    Z = y[:, None] * scale.features(rng.standard_normal((n, r)), rng)
     g0, x0 = -np.ones(n), np.zeros(n)
     lo, hi = np.zeros(n), np.full(n, C)
     x, change, steps = active_set_qp_lowrank(Z, g0, x0, lo, hi)
-    g = Z @ (Z.T @ x) + g0
-    pg = np.where(x <= lo, np.minimum(g, 0), np.where(x >= hi, np.maximum(g, 0), g))
-    assert steps > 0 and np.max(np.abs(pg)) < 1e-9
+
+    def f(v):
+        zv = Z.T @ v
+        return float(0.5 * zv @ zv + g0 @ v)
+    assert steps > 0
     assert np.all(x >= lo) and np.all(x <= hi)
-    xd, total = x0, 0.0
-    for _ in range(20):
-        gd = g0 + Z @ (Z.T @ (xd - x0))
-        xd, step = active_set_qp(Z @ Z.T, gd, xd, lo, hi)
-        total += step
-        if step == 0.0:
-            break
-    assert change == pytest.approx(total, rel=1e-9)
+    assert change == f(x) and change <= 0.0
+    Q = Z @ Z.T
+    xd = _dense_until_still(Q, g0, x0, lo, hi)
+    assert f(x) <= f(xd) + 1e-9 * (1.0 + abs(f(xd)))
+    lmax = float(np.linalg.eigvalsh(Q)[-1])
+    pg = _box_kkt(Z @ (Z.T @ x) + g0, x, lo, hi)
+    assert pg <= 1e-12 * lmax * max(1.0, float(np.max(x)))
+    if scale.good and C == 50.0:
+        assert pg < 1e-9
+        assert f(x) == pytest.approx(f(xd), rel=1e-9)
     # a budget below one step leaves x0 unchanged
     x1, c1, s1 = active_set_qp_lowrank(Z, g0, x0, lo, hi, budget=1.0)
     assert s1 == 0 and c1 == 0.0 and np.array_equal(x1, x0)
+
+
+@pytest.mark.parametrize("C", [2.0**10, 2.0**14, 2.0**20])
+def test_dense_active_set_reaches_the_kkt_point_of_a_nearly_singular_dual(C):
+    """The dense :func:`fast._polish.active_set_qp` on the SVM dual of an RBF Gram of 3-D
+    [0,1] data (gamma = 1/d: eigenvalues down to 1e-16 lambda_max) with a box up to 2^20,
+    from a cold start, in one call: the KKT point to the gradient's round-off. Before,
+    repeated Newton steps made only of round-off used the whole step cap, then a released
+    variable went straight back to its bound: the SMO / DCD polish stopped at the start
+    (|PG| = 8) and the haberman solves at C >= 2^14 ran to max_iter (issue 13)."""
+    from fast._polish import active_set_qp
+
+    rng = np.random.default_rng(0)
+    m = 120
+    X = rng.random((m, 3))
+    y = np.where(X[:, 0] + 0.3 * rng.standard_normal(m) > 0.5, 1.0, -1.0)
+    K = np.exp(-((X[:, None, :] - X[None, :, :]) ** 2).sum(-1) / 3.0)
+    Q = y[:, None] * K * y[None, :]
+    g0, x0, lo, hi = -np.ones(m), np.zeros(m), np.zeros(m), np.full(m, C)
+    x, change = active_set_qp(Q, g0, x0, lo, hi)
+    assert np.all(x >= lo) and np.all(x <= hi) and change < 0.0
+    lmax = float(np.linalg.eigvalsh(Q)[-1])
+    assert _box_kkt(g0 + Q @ x, x, lo, hi) <= 1e-12 * lmax * max(1.0, float(np.max(x)))

@@ -197,3 +197,36 @@ def test_path_argument_errors():
         fast_path(prob, lam=[])
     dup = fast_path(prob, lam=[4.0, 1.0, 4.0])
     assert dup[0] is dup[2]
+
+
+@pytest.mark.parametrize("fit_intercept", [False, True])
+def test_path_svm_scales_the_warm_start_and_matches_cold_solves(fit_intercept, monkeypatch):
+    """The SVM path starts each point from the previous dual times C_new / C_old (in the
+    new box, the intercept's equality kept), and every point is the cold solve's, certified,
+    over the papers' grid 2^0 .. 2^20 (issue 13)."""
+    import importlib
+
+    fp = importlib.import_module("fast.path")     # the module (fast.path is also the function)
+    X, y = _data(m=150, d=4, seed=15)
+    X = (X - X.min(0)) / (X.max(0) - X.min(0))                    # [0, 1] features
+    grid = [2.0 ** k for k in range(0, 21, 4)]
+    prob = rm.SVM(X, y, C=1.0, fit_intercept=fit_intercept)
+    starts = []
+    real = fp._scaled_start
+    monkeypatch.setattr(fp, "_scaled_start",
+                        lambda prev, var, a, b: starts.append((prev, a, b)) or real(prev, var, a, b))
+    sols = fast_path(prob, C=grid)
+    assert [(a, b) for _, a, b in starts] == list(zip(grid[:-1], grid[1:]))
+    for prev, a, b in starts:
+        st = real(prev, "alpha", a, b)
+        alpha = st.variables["alpha"]
+        assert np.array_equal(alpha, np.clip(prev.variables["alpha"] * (b / a), 0.0, b))
+        assert np.all(alpha >= 0.0) and np.all(alpha <= b)
+        if fit_intercept:
+            assert abs(y @ alpha) <= 1e-9 * (1.0 + b * len(y))
+    for C, sol in zip(grid, sols):
+        p = rm.SVM(X, y, C=C, fit_intercept=fit_intercept)
+        assert sol.status == "optimal"
+        assert p.certify(sol, reference=False).ok
+        cold = fast.solve(p)
+        assert abs(cold.objective - sol.objective) <= 1e-6 * (1 + abs(cold.objective))
