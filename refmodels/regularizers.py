@@ -91,10 +91,29 @@ def _exponent(value, name):
     return math.inf if math.isinf(value) else float(value)
 
 
+#: entries beyond ``[1 / UNIT_SAFE, UNIT_SAFE]`` are brought to unit scale before a norm or
+#: a prox (squares overflow beyond ~1e154: ``np.linalg.norm`` of a vector near 1e160 is inf)
+UNIT_SAFE = 1e100
+
+
+def _unit_scale(amax):
+    """The power of two just below ``amax`` where it lies outside ``UNIT_SAFE`` (dividing by
+    it is exact), else 1."""
+    amax = np.asarray(amax, float)
+    far = (amax > 0) & np.isfinite(amax) & ((amax > UNIT_SAFE) | (amax < 1.0 / UNIT_SAFE))
+    if not np.any(far):
+        return np.ones_like(amax)
+    return np.where(far, np.ldexp(1.0, np.frexp(np.where(far, amax, 1.0))[1] - 1), 1.0)
+
+
 def _vec_norm(x, p, axis=0):
     if x.shape[axis] == 0:
         return np.zeros(np.delete(x.shape, axis))
-    return np.linalg.norm(x, ord=np.inf if math.isinf(p) else p, axis=axis)
+    ordp = np.inf if math.isinf(p) else p
+    if p == 1 or math.isinf(p):
+        return np.linalg.norm(x, ord=ordp, axis=axis)
+    c = _unit_scale(np.max(np.abs(x), axis=axis))
+    return c * np.linalg.norm(x / np.expand_dims(c, axis), ord=ordp, axis=axis)
 
 
 def _cvx_norm(x, p, power_cones=False):
@@ -394,6 +413,12 @@ class GroupNorm(Regularizer):
             raise ValueError(f"step must be a finite number >= 0; got {step!r}")
         if step == 0:
             return v.copy()
+        if self.p == 1 and float(self.dual_norm(v, groups)) <= step:
+            return np.zeros_like(v)       # Moreau: v lies in the dual ball of radius step
+        c = float(_unit_scale(np.max(np.abs(v)) if v.size else 0.0))
+        if c != 1.0:      # prox_{s rho(N)}(v) = c prox_{s c^(p-2) rho(N)}(v / c), rho = t^p/p
+            with np.errstate(over="ignore", under="ignore"):
+                return c * self.prox(v / c, step * c ** (self.p - 2.0), groups)
         if self.p == 1:
             x = self.norm_prox(v, step, groups)
             return x if x is not None else self._numerical_prox(v, step, groups)
