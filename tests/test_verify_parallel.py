@@ -113,6 +113,34 @@ def test_an_empty_numba_cache_dir_is_a_first_run(tmp_path, monkeypatch):
     assert V._fast_cache_cold() is False
 
 
+_MODULES_SCRIPT = """
+import json, sys, warnings
+warnings.simplefilter("ignore")
+import fast
+from numba.core.registry import CPUDispatcher
+from refmodels.cli import verify as V
+for case in V._cases():
+    fast.solve(case["make"]())
+print(json.dumps(sorted({name.split(".")[1] for name, mod in list(sys.modules.items())
+                         if name.startswith("fast._") and mod is not None
+                         and any(isinstance(o, CPUDispatcher) and o.signatures
+                                 for o in vars(mod).values())})))
+"""
+
+
+def test_the_first_run_signs_are_modules_that_verify_compiles():
+    # a module listed in _VERIFY_NUMBA_MODULES that verify's rows never compile has no index
+    # in the cache after a full run, and then every run looks like a first one (``_prox``,
+    # once DRR's rows ran its prox in numpy)
+    pytest.importorskip("numba")
+    pytest.importorskip("fast")
+    r = subprocess.run([sys.executable, "-c", _MODULES_SCRIPT], capture_output=True, text=True,
+                       timeout=600)
+    assert r.returncode == 0, r.stderr
+    compiled = set(json.loads(r.stdout.strip().splitlines()[-1]))
+    assert set(V._VERIFY_NUMBA_MODULES) <= compiled, compiled
+
+
 def test_progress_lines_are_whole_lines_for_slow_rows_only(capsys):
     p = V._Progress(3, sys.stderr, lines=True)
     row = {"family": "SVM", "setting": "fit_intercept=True", "kernel": "rbf"}

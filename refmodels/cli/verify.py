@@ -176,8 +176,9 @@ def _fast_cache_dir(pkg):
 
 
 #: the modules of :mod:`fast` whose compiled code ``verify`` loads (the others' code is
-#: compiled into theirs): a first run compiles these.
-_VERIFY_NUMBA_MODULES = ("_dcd", "_smo", "_mcodm_bcd", "_prox")
+#: compiled into theirs): a first run compiles these. (Not ``_prox``: DRR's rows run its
+#: prox in numpy, so no index of it ever appeared and every run looked like a first one.)
+_VERIFY_NUMBA_MODULES = ("_dcd", "_smo", "_mcodm_bcd")
 
 
 def _fast_cache_cold():
@@ -362,15 +363,18 @@ def _verify_families():
 #: Which of two processes runs a row (``jobs=2``): the rows whose fast solvers share compiled
 #: code stay in one process, so that a first run compiles each solver once, the two halves in
 #: parallel. The first half is the SMO's (SVM with an intercept, SVMm, EpsSVM, MKLm, ODML and
-#: LDM with a kernel; their linear rows with it), the costliest compile by far (measured cold,
-#: CPU: ~42 s for these rows, ~36 s of it the first SMO row), and DRM (closed form, ~1 s); the
-#: second everything else (DCD: the linear SVM and linear ODM; ODM's kernel path, mcODM's
-#: block coordinate descent, DRR with its prox in numpy: ~25 s), so that the first half is
-#: not longer than it must be. An entry ``(family, setting)`` takes both kernels' rows,
-#: ``(family, setting, kernel)`` one: the kernel SVM without intercept runs the SMO
-#: (``fast.svm.choose_method``), its linear row the DCD.
+#: LDM with a kernel; the linear rows of SVMm, EpsSVM and the SVM with an intercept run it
+#: too), the costliest compile by far (measured cold, CPU: ~32 s for the first SMO row, ~1 s
+#: for the others), and DRM (closed form, ~0.1 s); the second everything else (the DCD: the
+#: linear SVM, ODML, LDM and ODM, which share one compiled epoch loop, ODM's kernel path;
+#: mcODM's block coordinate descent; DRR with its prox in numpy: ~20 s), so that the first
+#: half is not longer than it must be (ODML's and LDM's linear rows in the first half
+#: compiled the DCD's linear epoch loop a second time there: ~3.4 s CPU). An entry
+#: ``(family, setting)`` takes both kernels' rows, ``(family, setting, kernel)`` one: the
+#: kernel SVM without intercept runs the SMO (``fast.svm.choose_method``), its linear row
+#: the DCD.
 _FIRST_HALF = {("SVM", "fit_intercept=True"), ("SVM", "", "rbf"), ("SVMm", ""), ("EpsSVM", ""),
-               ("MKLm", ""), ("DRM", ""), ("LDM", ""), ("ODML", "")}
+               ("MKLm", ""), ("DRM", ""), ("LDM", "", "rbf"), ("ODML", "", "rbf")}
 
 
 def _half(case):
