@@ -128,8 +128,9 @@ class _InnerSVMm:
         z, total = np.asarray(z0, dtype=np.float64), 0
         prev_gap, stagnant = np.inf, 0
         for _ in range(_INNER_MAX_STAGES):
-            z, G, b, it, hit, viol, _, _ = _smo_run.run(src, self.pt, self.s, self.p, self.u, z,
-                                                    True, kkt_tol, budget, self.shrinking)
+            res = _smo_run.run(src, self.pt, self.s, self.p, self.u, z, True, kkt_tol, budget,
+                               self.shrinking)
+            z, G, b, it, hit = res.alpha, res.G, res.b, res.n_iter, res.hit_max
             total += int(it)
             P, gap = _smo_run.generic_gap(self.s, self.p, self.u, z, G, b, self.pt, m)
             if gap <= gap_tol * (1.0 + abs(P)):

@@ -213,9 +213,10 @@ def _solve_smo(prob, tol, max_iter, warm_start, cache_size=None, path=None, **op
     H = woodbury_H(Gk, y, c)
     source = _K.RowSource(gram=H)
     p = -np.ones(m) + (mu2 / m) * H.sum(axis=1)
-    alpha, G, _, it, hit_max, viol, stats, tol = _smo_run.run(
-        source, np.arange(m), np.ones(m), p, np.full(m, upper), a0, False, tol, max_iter,
-        shrinking, refine=refine, polish=polish)
+    res = _smo_run.run(source, np.arange(m), np.ones(m), p, np.full(m, upper), a0, False, tol,
+                       max_iter, shrinking, refine=refine, polish=polish)
+    alpha, it, hit_max = res.alpha, res.n_iter, res.hit_max
+    viol, stats, tol = res.violation, res.stats, res.tol
     v = alpha + mu2 / m
     gamma = H @ v                                       # exact, no drift of the SMO's G
     coef = woodbury_solve(Gk, y, c, y * v)              # nu = (I + AG)^{-1} Y v

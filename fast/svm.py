@@ -169,9 +169,10 @@ def _solve_smo(prob, has_eq, tol, max_iter, warm_start, cache_size, path, option
         source = _K.RowSource(prob.kernel, prob.X, cache_size)
     else:
         source = _K.row_source(prob, cache_size)
-    alpha, G, b, it, hit_max, viol, stats, tol = _smo_run.run(
-        source, np.arange(m), y, -np.ones(m), np.full(m, prob.C), a0, has_eq, tol, max_iter,
-        shrinking, refine=refine, polish=polish)
+    res = _smo_run.run(source, np.arange(m), y, -np.ones(m), np.full(m, prob.C), a0, has_eq,
+                       tol, max_iter, shrinking, refine=refine, polish=polish)
+    alpha, G, b, it, hit_max = res.alpha, res.G, res.b, res.n_iter, res.hit_max
+    viol, stats, tol = res.violation, res.stats, res.tol
     coef = y * alpha
     Kc = source.K_times(coef)
     if Kc is None:

@@ -70,9 +70,10 @@ def solve(prob, method=None, tol=None, max_iter=None, random_state=None, warm_st
     p = np.concatenate([-np.ones(m), np.full(m, 1.0 + eps)])
     u = np.concatenate([np.full(m, C1), np.full(m, C2)])
     has_eq = bool(prob.fit_intercept)
-    z, G, b, it, hit_max, viol, stats, tol = _smo_run.run(source, pt, s, p, u, z0, has_eq, tol,
-                                                     max_iter, shrinking, refine=refine,
-                                                     polish=polish)
+    res = _smo_run.run(source, pt, s, p, u, z0, has_eq, tol, max_iter, shrinking,
+                       refine=refine, polish=polish)
+    z, G, b, it, hit_max = res.alpha, res.G, res.b, res.n_iter, res.hit_max
+    viol, stats, tol = res.violation, res.stats, res.tol
     alpha, beta = z[:m].copy(), z[m:].copy()
     coef = y * (alpha - beta)
     Kc = source.K_times(coef)

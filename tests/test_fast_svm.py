@@ -189,6 +189,29 @@ def test_weak_regularization_keel_certifies():
     assert prob.certify(sol, reference=False).ok
 
 
+def test_smo_without_intercept_takes_pair_steps_on_a_smooth_kernel():
+    """Issue 13: KEEL spambase ([0,1], RBF gamma = 1/d, no intercept; 500 of its rows here,
+    3,000 in validation/sweep_paths.py): single-variable steps alone crawled along the
+    directions e_i - e_j of a nearly constant kernel (C = 2^10, tol 1e-3: not reached in
+    10^5 iterations; C = 2^20 cold: ``max_iter`` at 300,000). The SMO without equality now
+    alternates them with WSS3's pair steps."""
+    from strategies import keel
+
+    X, y = keel("spambase", minmax=True)
+    idx = np.random.default_rng(0).choice(len(y), 500, replace=False)
+    X, y = X[idx], y[idx]
+    kern = rm.kernels.RBF(gamma=1.0 / X.shape[1])
+    prob = rm.SVM(X, y, C=2.0 ** 10, kernel=kern)
+    sol = fast.solve(prob, method="smo", tol=1e-3, max_iter=50_000, polish=False)
+    assert sol.status == "converged" and sol.n_iter < 50_000
+    prob = rm.SVM(X, y, C=2.0 ** 20, kernel=kern)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        sol = fast.solve(prob, method="smo")
+    assert sol.status == "optimal"
+    assert prob.certify(sol, reference=False).ok
+
+
 @pytest.mark.parametrize("C", [2.0 ** 14, 2.0 ** 20])
 def test_linear_weak_regularization_keel_certifies(C):
     """Issue 13: KEEL australian ([0,1], linear kernel, no intercept, cold) made the DCD
