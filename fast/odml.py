@@ -51,6 +51,7 @@ certificate derives the multipliers from the margins).
 from __future__ import annotations
 
 import time
+import weakref
 
 import numpy as np
 import scipy.linalg as sla
@@ -81,6 +82,62 @@ def primal_objective(gamma, wnorm2, lam, mu1, mu2):
     gv = float(np.mean((gamma - gm) ** 2))
     return (0.5 * wnorm2 + mu1 * gv - mu2 * gm
             + lam / m * float(np.sum(np.maximum(0.0, 1.0 - gamma))))
+
+
+#: the Woodbury data of the last Gram seen (:func:`woodbury_data`): one slot, dropped with
+#: its Gram array (weak reference)
+_WOODBURY = {}
+
+
+def woodbury_data(G, y, c):
+    """``(H, solve)``: ``H = Y G (I + AG)^{-1} Y`` (SPEC §2, the stable form of
+    :func:`refmodels.odml.woodbury_H`) and ``solve(u) = (I + AG)^{-1} u``
+    (:func:`refmodels.odml.woodbury_solve`), ``A = c P``, from one Cholesky of ``I + RGR``.
+
+    ``c = 2 mu1 / m`` does not depend on the path's parameter (``lam`` of ODML, ``C`` of LDM,
+    whose ``mu1 = 2 lam1``), so along :func:`fast.path` (whose problems share one Gram
+    array) ``H`` and the factor are built once and kept for the last Gram array seen (by
+    identity, with ``y`` and ``c``): on KEEL spambase (m = 3,000, RBF) they are ~5.5 s of
+    the ~6 s of a point at C = 1 (issue 13). Like the problem's own caches, this assumes the
+    Gram array is not modified in place."""
+    from refmodels.odml import _check_woodbury_args, _woodbury_factor
+
+    y = np.asarray(y, dtype=np.float64)
+    key = (float(c), y.tobytes())
+    ref = _WOODBURY.get("G")
+    if ref is not None and ref() is G and _WOODBURY["key"] == key:
+        H, L = _WOODBURY["H"], _WOODBURY["L"]
+    else:
+        Gs, y, c = _check_woodbury_args(G, y, c)
+        if c == 0.0:
+            H, L = y[:, None] * Gs * y[None, :], None
+        else:
+            PG, L = _woodbury_factor(Gs, y, c)
+            Zt = sla.solve_triangular(L, np.sqrt(c) * PG, lower=True)   # L^{-1} R G
+            del PG
+            H = y[:, None] * (Gs - Zt.T @ Zt) * y[None, :]         # Y (G - GR M^{-1} RG) Y
+            del Zt
+        del Gs
+        H = 0.5 * (H + H.T)
+        _WOODBURY.clear()                  # (the old weak reference goes, its callback too)
+        try:
+            _WOODBURY.update(G=weakref.ref(G, lambda _: _WOODBURY.clear()), key=key, H=H,
+                             L=L)
+        except TypeError:                  # not weak-referenceable: not kept
+            pass
+    m = y.shape[0]
+
+    def solve(u):
+        # (I + AG)^{-1} u = u - c P M^{-1} P G u  (R = sqrt(c) P, M = I + RGR = L L^T)
+        u = np.asarray(u, dtype=np.float64)
+        if L is None:
+            return u.copy()
+        t = 0.5 * (G @ u + G.T @ u)                                   # the symmetric part
+        t = t - y * (y @ t) / m                                       # P G u
+        t = sla.cho_solve((L, True), t)
+        return u - c * (t - y * (y @ t) / m)
+
+    return H, solve
 
 
 def whiten(X, y, mu1):
@@ -150,10 +207,9 @@ def solve(prob, method=None, tol=None, max_iter=None, random_state=None, warm_st
     c = 2.0 * mu1 / m
     L = None
     if path == "gram":
-        from refmodels.odml import woodbury_H
-
         G = np.asarray(prob.gram, dtype=np.float64)
-        oracle = _dcd.Oracle("gram", K=woodbury_H(G, y, c), qy=np.ones(m))
+        H, wsolve = woodbury_data(G, y, c)
+        oracle = _dcd.Oracle("gram", K=H, qy=np.ones(m))
     else:
         Z, L = whiten(prob.X, y, mu1)
         oracle = _dcd.Oracle("linear", X=Z, qy=y)
@@ -173,9 +229,7 @@ def solve(prob, method=None, tol=None, max_iter=None, random_state=None, warm_st
     if path == "gram" and c > 0.0:
         # nu = (I + AG)^{-1} Y v by the Woodbury solve: the shortcut Yv - A G nu cancels
         # catastrophically when G is large (Gram entries of 1e8: G nu is 1e8 x nu)
-        from refmodels.odml import woodbury_solve
-
-        coef = woodbury_solve(G, y, c, y * v)
+        coef = wsolve(y * v)
     else:
         coef = y * v - c * (Gnu - y * (y @ Gnu) / m)
     objective = primal_objective(s, float(coef @ Gnu), lam, mu1, mu2)
@@ -195,8 +249,6 @@ def _solve_smo(prob, tol, max_iter, warm_start, cache_size=None, path=None, **op
     dual is ``1/2 alpha^T H alpha + (-e + (mu2/m) H e)^T alpha + const``: ``s = +1``,
     ``p = -e + (mu2/m) H e``, ``u = upper``; the SMO's gradient ``G = H v - e`` gives the
     margins ``gamma = G + 1``."""
-    from refmodels.odml import woodbury_H, woodbury_solve
-
     path = _common.check_path(path, ("gram",))          # H is an m x m matrix, not a kernel
     _common.check_cache_size(cache_size)                # accepted for a uniform API
     t0 = time.perf_counter()
@@ -210,7 +262,7 @@ def _solve_smo(prob, tol, max_iter, warm_start, cache_size=None, path=None, **op
         a0 = np.zeros(m)
     c = 2.0 * mu1 / m
     Gk = np.asarray(prob.gram, dtype=np.float64)
-    H = woodbury_H(Gk, y, c)
+    H, wsolve = woodbury_data(Gk, y, c)
     source = _K.RowSource(gram=H)
     p = -np.ones(m) + (mu2 / m) * H.sum(axis=1)
     res = _smo_run.run(source, np.arange(m), np.ones(m), p, np.full(m, upper), a0, False, tol,
@@ -219,7 +271,7 @@ def _solve_smo(prob, tol, max_iter, warm_start, cache_size=None, path=None, **op
     viol, stats, tol = res.violation, res.stats, res.tol
     v = alpha + mu2 / m
     gamma = H @ v                                       # exact, no drift of the SMO's G
-    coef = woodbury_solve(Gk, y, c, y * v)              # nu = (I + AG)^{-1} Y v
+    coef = wsolve(y * v)                                # nu = (I + AG)^{-1} Y v
     Gnu = y * gamma                                     # G nu = Y H v
     objective = primal_objective(gamma, float(coef @ Gnu), lam, mu1, mu2)
     variables = {name: alpha}

@@ -9,8 +9,8 @@ family        parameter     warm start carried along the path
 ============  ============  ===========================================================
 ODM           ``lam``       linear: ``w`` (TRON); kernel: ``zeta, beta`` (DCD, box
                             ``[0, inf)`` for every ``lam``)
-ODML          ``lam``       ``alpha`` (box ``[0, lam/m]`` grows with ``lam``)
-LDM           ``C``         ``alpha`` (box ``[0, C]``)
+ODML          ``lam``       ``alpha`` times ``lam_new / lam_old`` (box ``[0, lam/m]``)
+LDM           ``C``         ``beta`` times ``C_new / C_old`` (box ``[0, C]``)
 SVM           ``C``         ``alpha`` times ``C_new / C_old`` (box ``[0, C]``; with an
                             intercept, the SMO's; :func:`_scaled_start`)
 SVMm          ``C1``        the SMO's variables
@@ -38,9 +38,12 @@ import numpy as np
 PATH_PARAMS = {"ODM": "lam", "ODML": "lam", "LDM": "C", "SVM": "C", "SVMm": "C1"}
 #: cached, parameter-free data a problem of the path may share with ``prob``
 _SHARED = ("gram", "F")
-#: families whose dual box is ``[0, C]`` and whose warm start is the previous dual point
-#: scaled by ``C_new / C_old`` (see :func:`_scaled_start`)
-_SCALED = {"SVM": "alpha"}
+#: families whose dual box grows linearly with the path's parameter (``[0, C]``; ODML's
+#: ``[0, lam/m]``) and whose warm start is the previous dual point scaled by
+#: ``v_new / v_old`` (see :func:`_scaled_start`; LDM / ODML on KEEL spambase, m = 3,000,
+#: RBF: 5/11 -> 10/11 certified, the path 348 -> 60 s CPU; australian, german, haberman:
+#: 0.17-0.30x the time, 11/11 either way)
+_SCALED = {"SVM": "alpha", "LDM": "beta", "ODML": "alpha"}
 
 
 def _scaled_start(prev, var, v_old, v_new):

@@ -180,3 +180,48 @@ def test_ldm_weak_regularization_keel_certifies():
     assert sol.solver == "fast:smo" and sol.status == "optimal"
     assert sol.info["n_polish"] > 0
     assert prob.certify(sol, reference=False).ok
+
+
+def test_woodbury_data_is_the_reference_and_kept_along_a_path(monkeypatch):
+    """Issue 13: ``H`` and the factor of ``I + RGR`` do not depend on LDM's C (nor ODML's
+    lam), so along fast.path they are built once (spambase m = 3,000: ~5.5 s of a ~6 s
+    point); they equal refmodels' woodbury_H / woodbury_solve, and a new Gram, ``y`` or
+    ``c`` rebuilds them."""
+    import gc
+
+    import refmodels.odml as ro
+    from fast import odml as fo
+
+    X, y, k, _ = random_binary(3, m=60, d=3, kernel="rbf")
+    G = k.gram(X)
+    u = np.random.default_rng(0).standard_normal(60)
+    for c in (0.0, 1e-3, 5.0):
+        H, solve = fo.woodbury_data(G, y, c)
+        np.testing.assert_allclose(H, ro.woodbury_H(G, y, c), rtol=0, atol=1e-12)
+        np.testing.assert_allclose(solve(u), ro.woodbury_solve(G, y, c, u), rtol=0,
+                                   atol=1e-12 * (1 + np.max(np.abs(u))))
+    assert fo.woodbury_data(G, y, 5.0)[0] is H                  # kept
+    assert fo.woodbury_data(G, y, 1e-3)[0] is not H             # another c
+    assert fo.woodbury_data(G, -y, 1e-3)[0] is not fo.woodbury_data(G, y, 1e-3)[0]
+    assert fo.woodbury_data(G.copy(), y, 1e-3)[0] is not fo.woodbury_data(G, y, 1e-3)[0]
+    del G, H, solve
+    gc.collect()
+    assert not fo._WOODBURY                                     # dropped with its Gram
+
+    calls = []
+    factor = ro._woodbury_factor
+    monkeypatch.setattr(ro, "_woodbury_factor", lambda *a: calls.append(1) or factor(*a))
+    for family, name, grid in (("LDM", "C", [0.5, 2.0, 8.0]), ("ODML", "lam", [1.0, 4.0])):
+        cls = getattr(rm, family)
+        other = {"lam1": 0.3, "lam2": 0.2} if family == "LDM" else {"mu1": 0.6, "mu2": 0.2}
+        for method in ("smo", "dcd"):
+            calls.clear()
+            prob = cls(X, y, kernel=k, **{name: grid[0]}, **other)
+            sols = fast.path(prob, method=method, **{name: grid})
+            assert len(calls) == 1                              # one factor for the path
+            for v, sol in zip(grid, sols):                      # = a solve from scratch
+                fo._WOODBURY.clear()
+                p = cls(X, y, kernel=k, **{name: v}, **other)
+                ref = fast.solve(p, method=method, warm_start=sol)
+                assert sol.status == ref.status == "optimal"
+                assert rel(sol.objective, ref.objective) <= 1e-9
