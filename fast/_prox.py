@@ -42,7 +42,7 @@ import math
 import numpy as np
 from numba import njit
 
-from refmodels._numeric import dual_exponent, illinois_update, regula_falsi_point
+from refmodels._numeric import dual_exponent, illinois_update, regula_falsi_point, unit_scale
 from ._rows import sift_down
 
 _MAXIT = 400
@@ -520,7 +520,6 @@ def group_norm_prox(V, steps, q, r, p, groups, layout=None):
         return out[:, 0] if vec else out
     perm, offs, r_eff = layout if layout is not None else group_layout(groups, q, r)
     V2, steps, c = _to_unit_scale(V2, steps, p)
-    steps = _identity_where_negligible(V2, steps, p)
     if p == 1.0 and r_eff == 1.0 and (q == 1.0 or q == 2.0 or math.isinf(q)):
         out = _closed_form_r1(V2, steps, perm, offs, q)
     else:
@@ -530,49 +529,40 @@ def group_norm_prox(V, steps, q, r, p, groups, layout=None):
     return out[:, 0] if vec else out
 
 
-#: columns whose largest entry lies outside ``[1 / PROX_SAFE, PROX_SAFE]`` are brought to
-#: unit scale before the prox: squares of entries beyond ~1e154 overflow (a q = 2 group norm
-#: of inf: the prox returned its input), and the root-finders' powers ``t^q`` and logarithms
-#: lose the small end (measured: relative errors of 0.01-0.9 at 1e+-160 for every (q, r)
-#: but (1, 1) and (inf, inf), a ZeroDivisionError for (q, r) = (3, inf) at 1e-200)
-PROX_SAFE = 1e100
+def _to_unit_scale(V2, steps, p):
+    """``(V2', steps', c)`` for the prox of every column, in one pass over ``|V2|``:
 
-
-def _identity_where_negligible(V2, steps, p):
-    """``steps`` with 0 (the identity) where the prox moves no entry by more than the
-    rounding of the column's largest: ``v - prox(v) = s g`` with ``g`` a subgradient of
-    ``rho(N)`` at the prox, so ``||v - prox(v)||_2 <= s L N(v)^(p-1)``, with ``L = sqrt(m)``
-    bounding the Lipschitz constant of every ``||.|C||_{q,r}`` in the 2-norm and
-    ``N(v) <= ||v||_1``. There the root-finders would bracket over hundreds of binades
-    (measured: 170 s for one 9 x 4 call at steps 1e-300, p = 3) to return the input."""
+    * far-out columns (largest entry outside :data:`refmodels._numeric.UNIT_SAFE`) brought
+      to unit scale, ``prox_{s rho(N)}(v) = c prox_{s c^(p-2) rho(N)}(v / c)`` for
+      ``rho(t) = t^p / p`` and a norm ``N``, ``c`` a power of two (exact: the other columns
+      keep their numbers bit for bit; the closed forms give the same numbers either way).
+      Squares of entries beyond ~1e154 overflow (a q = 2 group norm of inf: the prox
+      returned its input), and the root-finders' powers ``t^q`` and logarithms lose the
+      small end (measured: relative errors of 0.01-0.9 at 1e+-160 for every (q, r) but
+      (1, 1) and (inf, inf), a ZeroDivisionError for (q, r) = (3, inf) at 1e-200);
+      ``c`` is None when no column needs it;
+    * step 0 (the identity) where the prox moves no entry by more than the rounding of the
+      column's largest: ``v - prox(v) = s g`` with ``g`` a subgradient of ``rho(N)`` at the
+      prox, so ``||v - prox(v)||_2 <= s L N(v)^(p-1)``, with ``L = sqrt(m)`` bounding the
+      Lipschitz constant of every ``||.|C||_{q,r}`` in the 2-norm and ``N(v) <= ||v||_1``.
+      There the root-finders would bracket over hundreds of binades (measured: 170 s for
+      one 9 x 4 call at steps 1e-300, p = 3) to return the input.
+    """
     m = V2.shape[0]
     if m == 0:
-        return steps
-    A = np.abs(V2)
-    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-        move = steps * math.sqrt(m) * np.sum(A, axis=0) ** (p - 1.0)
-    small = (steps > 0.0) & (move <= 2.0 ** -53 * np.max(A, axis=0))
-    if not small.any():
-        return steps
-    steps = steps.copy()
-    steps[small] = 0.0
-    return steps
-
-
-def _to_unit_scale(V2, steps, p):
-    """``(V2', steps', c)``: ``prox_{s rho(N)}(v) = c prox_{s c^(p-2) rho(N)}(v / c)`` for
-    ``rho(t) = t^p / p`` and a norm ``N``, applied with ``c`` the power of two just below
-    each far-out column's largest entry (exact scaling: columns within :data:`PROX_SAFE`
-    keep their numbers bit for bit; the closed forms give the same numbers either way).
-    ``c`` is None when no column needs it."""
-    amax = np.max(np.abs(V2), axis=0) if V2.shape[0] else np.zeros(V2.shape[1])
-    far = (amax > 0.0) & np.isfinite(amax) & ((amax > PROX_SAFE) | (amax < 1.0 / PROX_SAFE))
-    if not far.any():
         return V2, steps, None
-    c = np.ones(V2.shape[1])
-    c[far] = np.ldexp(1.0, np.frexp(amax[far])[1] - 1)      # amax / c in [1, 2)
-    with np.errstate(over="ignore", under="ignore"):
-        return V2 / c[None, :], steps * c ** (p - 2.0), c
+    A = np.abs(V2)
+    amax, l1 = np.max(A, axis=0), np.sum(A, axis=0)
+    c, far = unit_scale(amax)
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        if far:
+            V2, steps = V2 / c[None, :], steps * c ** (p - 2.0)
+            amax, l1 = amax / c, l1 / c
+        move = steps * math.sqrt(m) * l1 ** (p - 1.0)
+    small = (steps > 0.0) & (move <= 2.0 ** -53 * amax)
+    if small.any():
+        steps = np.where(small, 0.0, steps)
+    return V2, steps, (c if far else None)
 
 
 def _compiled_prox(V2, steps, perm, offs, q, r_eff, p):

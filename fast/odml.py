@@ -100,7 +100,8 @@ def woodbury_data(G, y, c):
     identity, with ``y`` and ``c``): on KEEL spambase (m = 3,000, RBF) they are ~5.5 s of
     the ~6 s of a point at C = 1 (issue 13). Like the problem's own caches, this assumes the
     Gram array is not modified in place."""
-    from refmodels.odml import _check_woodbury_args, _woodbury_factor
+    from refmodels.odml import (_check_woodbury_args, _woodbury_apply, _woodbury_factor,
+                                _woodbury_H_from)
 
     y = np.asarray(y, dtype=np.float64)
     key = (float(c), y.tobytes())
@@ -109,16 +110,9 @@ def woodbury_data(G, y, c):
         H, L = _WOODBURY["H"], _WOODBURY["L"]
     else:
         Gs, y, c = _check_woodbury_args(G, y, c)
-        if c == 0.0:
-            H, L = y[:, None] * Gs * y[None, :], None
-        else:
-            PG, L = _woodbury_factor(Gs, y, c)
-            Zt = sla.solve_triangular(L, np.sqrt(c) * PG, lower=True)   # L^{-1} R G
-            del PG
-            H = y[:, None] * (Gs - Zt.T @ Zt) * y[None, :]         # Y (G - GR M^{-1} RG) Y
-            del Zt
-        del Gs
-        H = 0.5 * (H + H.T)
+        PG, L = _woodbury_factor(Gs, y, c) if c != 0.0 else (None, None)
+        H = _woodbury_H_from(Gs, y, c, PG, L)
+        del Gs, PG                         # (not kept: two m x m arrays fewer)
         _WOODBURY.clear()                  # (the old weak reference goes, its callback too)
         try:
             _WOODBURY.update(G=weakref.ref(G, lambda _: _WOODBURY.clear()), key=key, H=H,
@@ -128,14 +122,12 @@ def woodbury_data(G, y, c):
     m = y.shape[0]
 
     def solve(u):
-        # (I + AG)^{-1} u = u - c P M^{-1} P G u  (R = sqrt(c) P, M = I + RGR = L L^T)
+        # (I + AG)^{-1} u, with P G u from G itself (PG is not kept)
         u = np.asarray(u, dtype=np.float64)
         if L is None:
             return u.copy()
         t = 0.5 * (G @ u + G.T @ u)                                   # the symmetric part
-        t = t - y * (y @ t) / m                                       # P G u
-        t = sla.cho_solve((L, True), t)
-        return u - c * (t - y * (y @ t) / m)
+        return _woodbury_apply(t - y * (y @ t) / m, y, c, L, u)
 
     return H, solve
 

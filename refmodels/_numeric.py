@@ -1,11 +1,29 @@
 """Small numerical building blocks written once for both layers.
 
 Plain Python on floats, so that :mod:`fast` compiles the very same functions with numba
-(``njit(cache=True)(regula_falsi_point)``) while :mod:`refmodels` calls them directly.
+(``njit(cache=True)(regula_falsi_point)``) while :mod:`refmodels` calls them directly; and
+:func:`unit_scale`, the numpy rescaling both layers' norms and prox use.
 """
 from __future__ import annotations
 
 import math
+
+import numpy as np
+
+#: a norm or a prox brings entries beyond ``[1 / UNIT_SAFE, UNIT_SAFE]`` to unit scale first
+#: (squares overflow beyond ~1e154: ``np.linalg.norm`` of a vector near 1e160 is inf)
+UNIT_SAFE = 1e100
+
+
+def unit_scale(amax):
+    """Per entry of ``amax`` (the largest magnitude of a vector or column): the power of two
+    just below it where it lies outside ``[1 / UNIT_SAFE, UNIT_SAFE]`` (dividing by it is
+    exact, so ``amax / c`` lies in ``[1, 2)``), else 1; and whether any entry was far out."""
+    amax = np.asarray(amax, float)
+    far = (amax > 0) & np.isfinite(amax) & ((amax > UNIT_SAFE) | (amax < 1.0 / UNIT_SAFE))
+    if not np.any(far):
+        return np.ones_like(amax), False
+    return np.where(far, np.ldexp(1.0, np.frexp(np.where(far, amax, 1.0))[1] - 1), 1.0), True
 
 
 def dual_exponent(p):

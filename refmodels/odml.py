@@ -82,9 +82,16 @@ def woodbury_H(G, y, coef):
     """
     G, y, coef = _check_woodbury_args(G, y, coef)
     if coef == 0.0:
+        return _woodbury_H_from(G, y, coef, None, None)
+    return _woodbury_H_from(G, y, coef, *_woodbury_factor(G, y, coef))
+
+
+def _woodbury_H_from(G, y, coef, PG, L):
+    """:func:`woodbury_H` from the symmetrised ``G`` and :func:`_woodbury_factor`'s ``(PG, L)``
+    (``None`` for ``coef = 0``)."""
+    if coef == 0.0:
         K = G
     else:
-        PG, L = _woodbury_factor(G, y, coef)
         Zt = sla.solve_triangular(L, np.sqrt(coef) * PG, lower=True)   # L^{-1} R G
         K = G - Zt.T @ Zt                                                # G - GR M^{-1} RG
     H = y[:, None] * K * y[None, :]
@@ -103,10 +110,15 @@ def woodbury_solve(G, y, coef, u):
         raise ValueError(f"u must have {G.shape[0]} rows; got shape {u.shape}")
     if coef == 0.0:
         return u.copy()
-    m = G.shape[0]
     PG, L = _woodbury_factor(G, y, coef)
-    t = PG @ u                                                    # P G u   (R G u / sqrt(coef))
-    t = sla.cho_solve((L, True), t)                               # M^{-1} ...
+    return _woodbury_apply(PG @ u, y, coef, L, u)
+
+
+def _woodbury_apply(PGu, y, coef, L, u):
+    """``(I + AG)^{-1} u = u - coef P M^{-1} (P G u)`` given ``PGu = P G u`` and the Cholesky
+    factor ``L`` of ``M = I + RGR`` (:func:`_woodbury_factor`)."""
+    m = y.shape[0]
+    t = sla.cho_solve((L, True), PGu)                             # M^{-1} P G u
     t = t - (np.outer(y, y @ t) / m if t.ndim == 2 else y * (y @ t) / m)   # P ...
     return u - coef * t
 

@@ -46,6 +46,7 @@ import numpy as np
 from scipy.optimize import brentq
 
 from ._numeric import dual_exponent  # noqa: F401  (public here: the Hölder conjugate)
+from ._numeric import unit_scale
 
 __all__ = ["Regularizer", "GroupNorm", "check", "CheckReport", "CheckResult", "check_groups",
            "dual_exponent", "project_l1_ball"]
@@ -91,28 +92,15 @@ def _exponent(value, name):
     return math.inf if math.isinf(value) else float(value)
 
 
-#: entries beyond ``[1 / UNIT_SAFE, UNIT_SAFE]`` are brought to unit scale before a norm or
-#: a prox (squares overflow beyond ~1e154: ``np.linalg.norm`` of a vector near 1e160 is inf)
-UNIT_SAFE = 1e100
-
-
-def _unit_scale(amax):
-    """The power of two just below ``amax`` where it lies outside ``UNIT_SAFE`` (dividing by
-    it is exact), else 1."""
-    amax = np.asarray(amax, float)
-    far = (amax > 0) & np.isfinite(amax) & ((amax > UNIT_SAFE) | (amax < 1.0 / UNIT_SAFE))
-    if not np.any(far):
-        return np.ones_like(amax)
-    return np.where(far, np.ldexp(1.0, np.frexp(np.where(far, amax, 1.0))[1] - 1), 1.0)
-
-
 def _vec_norm(x, p, axis=0):
     if x.shape[axis] == 0:
         return np.zeros(np.delete(x.shape, axis))
     ordp = np.inf if math.isinf(p) else p
     if p == 1 or math.isinf(p):
         return np.linalg.norm(x, ord=ordp, axis=axis)
-    c = _unit_scale(np.max(np.abs(x), axis=axis))
+    c, far = unit_scale(np.max(np.abs(x), axis=axis))
+    if not far:
+        return np.linalg.norm(x, ord=ordp, axis=axis)
     return c * np.linalg.norm(x / np.expand_dims(c, axis), ord=ordp, axis=axis)
 
 
@@ -415,8 +403,9 @@ class GroupNorm(Regularizer):
             return v.copy()
         if self.p == 1 and float(self.dual_norm(v, groups)) <= step:
             return np.zeros_like(v)       # Moreau: v lies in the dual ball of radius step
-        c = float(_unit_scale(np.max(np.abs(v)) if v.size else 0.0))
-        if c != 1.0:      # prox_{s rho(N)}(v) = c prox_{s c^(p-2) rho(N)}(v / c), rho = t^p/p
+        c, far = unit_scale(np.max(np.abs(v)) if v.size else 0.0)
+        c = float(c)
+        if far:      # prox_{s rho(N)}(v) = c prox_{s c^(p-2) rho(N)}(v / c), rho = t^p/p
             with np.errstate(over="ignore", under="ignore"):
                 return c * self.prox(v / c, step * c ** (self.p - 2.0), groups)
         if self.p == 1:
