@@ -54,6 +54,64 @@ _XTOL = 1e-15
 #: the root-bracketing step written once (:mod:`refmodels._numeric`), compiled here
 _secant = njit(cache=True)(regula_falsi_point)
 _illinois = njit(cache=True)(illinois_update)
+#: the largest |log kappa| a log-space bracket may reach (exp underflows / overflows beyond)
+_LOGCAP = 700.0
+
+
+@njit(cache=True)
+def _bracket(lo, hi, flo, fhi):
+    """An Illinois root search on ``[lo, hi]`` (values ``flo``, ``fhi`` of opposite signs):
+    its state ``(lo, hi, flo, fhi, side, steps)``, its first point and ``done = False``. A
+    search is ``br, x, done = _bracket(...)``, then ``br, x, done = _root_step(br, x, f(x),
+    ...)`` while not done; the caller evaluates at the final ``x`` once more to fill its
+    output."""
+    return (lo, hi, flo, fhi, _NOSIDE, 0), _secant(lo, hi, flo, fhi), False
+
+
+@njit(cache=True)
+def _root_step(br, x, fx, increasing, floor):
+    """One step of every root search below: the bracket updated at ``(x, f(x))``
+    (:func:`illinois_update`), then the next point and whether to stop: at a zero of ``f``,
+    after ``_MAXIT`` steps, or when the bracket is shorter than ``_XTOL * max(floor, |hi|)``
+    (``floor = 0`` for an unknown in ``[0, inf)``, 1 for a log-scale unknown that may cross
+    zero); stopping, it returns ``x`` itself."""
+    lo, hi, flo, fhi, side, steps = br
+    if fx == 0.0:
+        return br, x, True
+    lo, hi, flo, fhi, side = _illinois(x, fx, lo, hi, flo, fhi, side, increasing)
+    br = (lo, hi, flo, fhi, side, steps + 1)
+    if hi - lo <= _XTOL * max(floor, abs(hi)) or steps + 1 >= _MAXIT:
+        return br, x, True
+    return br, _secant(lo, hi, flo, fhi), False
+
+
+@njit(cache=True)
+def _log_equation(b, u, q, y, cu, ca, c0):
+    """``cu u + ca log a(u) - c0`` with ``a(u) = ||y(e^u)||_q`` (:func:`_y_of_kappa`, which
+    fills ``y``): both log-scale equations of a general ``q`` have this form."""
+    return cu * u + ca * math.log(max(_y_of_kappa(b, math.exp(u), q, y), 1e-300)) - c0
+
+
+@njit(cache=True)
+def _log_root(b, q, y, cu, ca, c0, u0):
+    """Root ``u`` of the increasing :func:`_log_equation`: a bracket grown from ``u0`` by
+    steps of 2 (within ``+-_LOGCAP``), then the Illinois search; fills ``y`` at the root."""
+    lo = u0
+    flo = _log_equation(b, lo, q, y, cu, ca, c0)
+    while flo > 0.0 and lo > -_LOGCAP:
+        lo -= 2.0
+        flo = _log_equation(b, lo, q, y, cu, ca, c0)
+    hi = lo + 1.0
+    fhi = _log_equation(b, hi, q, y, cu, ca, c0)
+    while fhi < 0.0 and hi < _LOGCAP:
+        lo, flo = hi, fhi
+        hi += 2.0
+        fhi = _log_equation(b, hi, q, y, cu, ca, c0)
+    br, x, done = _bracket(lo, hi, flo, fhi)
+    while not done:
+        br, x, done = _root_step(br, x, _log_equation(b, x, q, y, cu, ca, c0), _YES, 1.0)
+    _log_equation(b, x, q, y, cu, ca, c0)
+    return x
 
 
 # ---------------------------------------------------------------------------------------
@@ -194,32 +252,8 @@ def _lq_prox_abs(b, t, q, y):
         return 0.0
     nb = _qnorm(b, q)
     # psi(u) = log(kappa ||y(kappa)||^(q-1)) - log t, increasing in u = log kappa
-    lo = math.log(t) - (q - 1.0) * math.log(nb)
-    flo = lo + (q - 1.0) * math.log(max(_y_of_kappa(b, math.exp(lo), q, y), 1e-300)) - math.log(t)
-    while flo > 0.0:
-        lo -= 2.0
-        flo = lo + (q - 1.0) * math.log(max(_y_of_kappa(b, math.exp(lo), q, y), 1e-300)) \
-            - math.log(t)
-    hi = lo + 1.0
-    fhi = hi + (q - 1.0) * math.log(max(_y_of_kappa(b, math.exp(hi), q, y), 1e-300)) - math.log(t)
-    while fhi < 0.0:
-        lo, flo = hi, fhi
-        hi += 2.0
-        fhi = hi + (q - 1.0) * math.log(max(_y_of_kappa(b, math.exp(hi), q, y), 1e-300)) \
-            - math.log(t)
-    side = _NOSIDE
-    x = lo
-    for _ in range(_MAXIT):
-        x = _secant(lo, hi, flo, fhi)
-        fx = x + (q - 1.0) * math.log(max(_y_of_kappa(b, math.exp(x), q, y), 1e-300)) \
-            - math.log(t)
-        if fx == 0.0:
-            break
-        lo, hi, flo, fhi, side = _illinois(
-            x, fx, lo, hi, flo, fhi, side, _YES)
-        if hi - lo <= 1e-15 * max(1.0, abs(x)):
-            break
-    return _y_of_kappa(b, math.exp(x), q, y)
+    _log_root(b, q, y, 1.0, q - 1.0, math.log(t), math.log(t) - (q - 1.0) * math.log(nb))
+    return _qnorm(y, q)
 
 
 @njit(cache=True)
@@ -243,53 +277,16 @@ def _group_given_C(b, C, rs1, q, y):
         lo, hi = 0.0, d
         flo = nb - (C * 0.0 ** rs1 if rs1 > 0.0 else C)
         fhi = -(C * d ** rs1 if rs1 > 0.0 else C)
-        side = _NOSIDE
-        x = 0.5 * (lo + hi)
-        for _ in range(_MAXIT):
-            x = _secant(lo, hi, flo, fhi)
+        br, x, done = _bracket(lo, hi, flo, fhi)
+        while not done:
             fx = _lq_prox_abs(b, x, q, y) - (C * x ** rs1 if rs1 > 0.0 else C)
-            if fx == 0.0:
-                break
-            lo, hi, flo, fhi, side = _illinois(
-                x, fx, lo, hi, flo, fhi, side, _NO)
-            if hi - lo <= _XTOL * hi:
-                break
+            br, x, done = _root_step(br, x, fx, _NO, 0.0)
         _lq_prox_abs(b, x, q, y)
         return x
-    # general q: unknown u = log kappa; phi(u) = log a - rs1 log t - log C, decreasing
-    logC = math.log(C)
-    lo = -(q - 2.0) * math.log(nb)
-    a = max(_y_of_kappa(b, math.exp(lo), q, y), 1e-300)
-    flo = math.log(a) - rs1 * (lo + (q - 1.0) * math.log(a)) - logC
-    while flo < 0.0:
-        lo -= 2.0
-        a = max(_y_of_kappa(b, math.exp(lo), q, y), 1e-300)
-        flo = math.log(a) - rs1 * (lo + (q - 1.0) * math.log(a)) - logC
-        if lo < -700.0:
-            break
-    hi = lo + 1.0
-    a = max(_y_of_kappa(b, math.exp(hi), q, y), 1e-300)
-    fhi = math.log(a) - rs1 * (hi + (q - 1.0) * math.log(a)) - logC
-    while fhi > 0.0:
-        lo, flo = hi, fhi
-        hi += 2.0
-        a = max(_y_of_kappa(b, math.exp(hi), q, y), 1e-300)
-        fhi = math.log(a) - rs1 * (hi + (q - 1.0) * math.log(a)) - logC
-        if hi > 700.0:
-            break
-    side = _NOSIDE
-    x = lo
-    for _ in range(_MAXIT):
-        x = _secant(lo, hi, flo, fhi)
-        a = max(_y_of_kappa(b, math.exp(x), q, y), 1e-300)
-        fx = math.log(a) - rs1 * (x + (q - 1.0) * math.log(a)) - logC
-        if fx == 0.0:
-            break
-        lo, hi, flo, fhi, side = _illinois(
-            x, fx, lo, hi, flo, fhi, side, _NO)
-        if hi - lo <= 1e-15 * max(1.0, abs(x)):
-            break
-    a = _y_of_kappa(b, math.exp(x), q, y)
+    # general q: unknown u = log kappa; phi(u) = log a - rs1 log t - log C decreasing, with
+    # a = ||y(kappa)||_q and t = kappa a^(q-1): the root of -phi(u), increasing
+    x = _log_root(b, q, y, rs1, rs1 * (q - 1.0) - 1.0, -math.log(C), -(q - 2.0) * math.log(nb))
+    a = _qnorm(y, q)
     return math.exp(x) * a ** (q - 1.0)
 
 
@@ -352,21 +349,13 @@ def _solve_N(b, offs, tau, s, p, rs1, rstar, q, r, y, tt, folded):
         thi = s * hi ** (p - 1.0) if folded else tau
         fhi = _S(b, offs, hi, tau, s, p, rs1, rstar, q, y, tt, folded) - thi
         it += 1
-    side = _NOSIDE
-    x = hi
-    if flo <= 0.0:
-        x = lo
-    else:
-        for _ in range(_MAXIT):
-            x = _secant(lo, hi, flo, fhi)
+    x = lo
+    if flo > 0.0:
+        br, x, done = _bracket(lo, hi, flo, fhi)
+        while not done:
             tx = s * x ** (p - 1.0) if folded else tau
             fx = _S(b, offs, x, tau, s, p, rs1, rstar, q, y, tt, folded) - tx
-            if fx == 0.0:
-                break
-            lo, hi, flo, fhi, side = _illinois(
-                x, fx, lo, hi, flo, fhi, side, _NO)
-            if hi - lo <= _XTOL * hi:
-                break
+            br, x, done = _root_step(br, x, fx, _NO, 0.0)
     _S(b, offs, x, tau, s, p, rs1, rstar, q, y, tt, folded)
     return x
 
@@ -395,20 +384,12 @@ def _prox_abs_r1(b, offs, s, q, p, y):
     lo, hi = 0.0, N0
     flo = N0
     fhi = _r1_sum(b, offs, s * N0 ** (p - 1.0), q, y) - N0
-    side = _NOSIDE
     x = hi
-    for _ in range(_MAXIT):
-        if fhi >= 0.0:
-            x = hi
-            break
-        x = _secant(lo, hi, flo, fhi)
-        fx = _r1_sum(b, offs, s * x ** (p - 1.0), q, y) - x
-        if fx == 0.0:
-            break
-        lo, hi, flo, fhi, side = _illinois(
-            x, fx, lo, hi, flo, fhi, side, _NO)
-        if hi - lo <= _XTOL * hi:
-            break
+    if fhi < 0.0:
+        br, x, done = _bracket(lo, hi, flo, fhi)
+        while not done:
+            fx = _r1_sum(b, offs, s * x ** (p - 1.0), q, y) - x
+            br, x, done = _root_step(br, x, fx, _NO, 0.0)
     _r1_sum(b, offs, s * x ** (p - 1.0), q, y)
 
 
@@ -443,20 +424,12 @@ def _prox_abs(b, offs, s, q, r, p, y):
     lo, hi = 0.0, s * N0 ** (p - 1.0)
     flo = -hi
     fhi = hi - s * _solve_N(b, offs, hi, hi, 1.0, rs1, rstar, q, r, y, tt, _NO) ** (p - 1.0)
-    side = _NOSIDE
     x = hi
-    for _ in range(_MAXIT):
-        if fhi <= 0.0:
-            x = hi
-            break
-        x = _secant(lo, hi, flo, fhi)
-        fx = x - s * _solve_N(b, offs, x, x, 1.0, rs1, rstar, q, r, y, tt, _NO) ** (p - 1.0)
-        if fx == 0.0:
-            break
-        lo, hi, flo, fhi, side = _illinois(
-            x, fx, lo, hi, flo, fhi, side, _YES)
-        if hi - lo <= _XTOL * hi:
-            break
+    if fhi > 0.0:
+        br, x, done = _bracket(lo, hi, flo, fhi)
+        while not done:
+            fx = x - s * _solve_N(b, offs, x, x, 1.0, rs1, rstar, q, r, y, tt, _NO) ** (p - 1.0)
+            br, x, done = _root_step(br, x, fx, _YES, 0.0)
     _solve_N(b, offs, x, x, 1.0, rs1, rstar, q, r, y, tt, _NO)
 
 

@@ -160,14 +160,16 @@ def test_group_norm_prox_at_extreme_steps(seed, q, r, log_s):
 
 
 @pytest.mark.xfail(strict=True, reason="general q (here 3) with a step 1e54 times the data's "
-                   "scale (p = 1.5): the nested root-finders return entries ~1e-10 where the "
-                   "prox is ~1e-107; no solver comes near such steps (known limitation)")
+                   "scale (p = 1.5): the nested root-finders return entries up to ~1e-11 "
+                   "where the prox is ~1e-107 (absolute errors far below the data's rounding, "
+                   "but not relatively accurate); no solver comes near such steps (known "
+                   "limitation)")
 def test_group_norm_prox_general_q_at_astronomic_steps():
     from fast._prox import group_norm_prox
 
-    rng = np.random.default_rng(0)
     groups = [np.array([0, 3, 4]), np.array([1, 2]), np.array([5, 6, 7, 8])]
-    v = rng.normal(size=9) * 3.0
-    x = group_norm_prox(v, 1.67e54, 3.0, 1.0, 1.5, groups)
-    # v - x = s N(x)^(1/2) g with |g| >= 1/sqrt(m): N(x) <= (|v| sqrt(m) / s)^2 ~ 1e-106
-    assert np.max(np.abs(x)) <= 1e-100
+    for seed in range(4):     # seed 3 fails today (seeds 0-2 give 0 or pass)
+        v = np.random.default_rng(seed).normal(size=9) * 3.0
+        x = group_norm_prox(v, 1.67e54, 3.0, 1.0, 1.5, groups)
+        # v - x = s N(x)^(1/2) g with |g| >= 1/sqrt(m): N(x) <= (|v| sqrt(m) / s)^2 ~ 1e-106
+        assert np.max(np.abs(x)) <= 1e-100, seed
