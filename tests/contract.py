@@ -107,6 +107,20 @@ def solve_trusted(prob, scale, *runs):
     return sols
 
 
+def primal_and_dual(prob, scale, good=None):
+    """Both forms of ``prob`` solved under :func:`solve_trusted` (the trust property, at every
+    scale). Where the instance is well scaled (``scale.good``, or ``good`` where a family
+    narrows it) their canonical objectives also agree to 1e-6 (strong duality) and ``(p, d)``
+    is returned for the family's further checks; else ``None``."""
+    p, d = solve_trusted(prob, scale, lambda: prob.solve(form="primal"),
+                         lambda: prob.solve(form="dual"))
+    if not (scale.good if good is None else good):
+        return None
+    gap = np.abs(np.asarray(p.objective) - d.objective)
+    assert np.all(gap <= 1e-6 * (1 + np.abs(p.objective))), (p.objective, d.objective)
+    return p, d
+
+
 def refused(sols):
     """Whether some side of :func:`solve_trusted` said it cannot."""
     return any(s is None for s in sols)

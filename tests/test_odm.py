@@ -5,7 +5,7 @@ from hypothesis import given, strategies as st
 
 import refmodels as rm
 from contract import check_certifies_from_w, check_rejects_bad_data, check_rejects_perturbed, \
-    solve_trusted
+    primal_and_dual
 from strategies import UNIT, binary_data, log_uniform, projected_gradient, random_binary, \
     thetas
 
@@ -24,11 +24,11 @@ def block_dual(prob):
 def test_strong_duality_and_certificates(data, lam, mu, theta):
     X, y, kernel, scale = data
     prob = rm.ODM(X, y, lam=lam, mu=mu, theta=theta, kernel=kernel)
-    sols = solve_trusted(prob, scale, lambda: prob.solve(form="primal"),
-                         lambda: prob.solve(form="dual"))
-    if not scale.good or theta > 0.95:      # off the unit scale, or theta close to 1: the
-        return                              # trust property (solve_trusted) only
-    p, d = sols
+    # off the unit scale, or theta close to 1: the trust property only
+    pair = primal_and_dual(prob, scale, good=scale.good and theta <= 0.95)
+    if pair is None:
+        return
+    p, d = pair
     scale = 1 + abs(p.objective)
     # the formulations themselves, as CVXPY solved them: P* = -D*_min (eq. 12 vs eq. 15)
     assert abs(p.info["cvxpy_value"] + d.info["cvxpy_value"]) <= 1e-6 * scale

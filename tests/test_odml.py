@@ -4,7 +4,8 @@ import pytest
 from hypothesis import given, strategies as st
 
 import refmodels as rm
-from contract import check_certifies_from_w, check_rejects_bad_data, solve_trusted
+from contract import check_certifies_from_w, check_rejects_bad_data, primal_and_dual, \
+    solve_trusted
 from refmodels.odml import woodbury_H, woodbury_solve
 from strategies import binary_data, log_uniform, projected_gradient, random_binary
 
@@ -28,10 +29,9 @@ def seed_dual_pieces(prob):
 def check_pair_at(prob, scale):
     """Primal and dual under the trust property at every scale; at the unit scale also
     :func:`check_pair`."""
-    sols = solve_trusted(prob, scale, lambda: prob.solve(form="primal"),
-                         lambda: prob.solve(form="dual"))
-    if scale.good:
-        check_pair(prob, *sols)
+    pair = primal_and_dual(prob, scale)
+    if pair is not None:
+        check_pair(prob, *pair)
 
 
 def check_pair(prob, p, d):

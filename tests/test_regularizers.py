@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
-import refmodels as rm
 from refmodels.regularizers import GroupNorm, Regularizer, check, check_groups
 
 INF = np.inf
