@@ -375,6 +375,16 @@ def _write_libsvm_from_svc(path, est, X):
     Path(path).write_text("\n".join(lines) + "\n")
 
 
+def _round_trip(label, prob, sol, csv, family, params, path, fmt=None, extra=()):
+    """One check of the CLI round trip: its label, whether Python's ``certify`` accepts
+    ``sol``, and the ``refmodels certify`` arguments that read the same model file."""
+    argv = ["--data", csv, "--family", family]
+    for p in params:
+        argv += ["--param", p]
+    argv += [*extra, "--solution", path] + ([] if fmt is None else ["--solution-format", fmt])
+    return label, _certify(prob, sol, "auto")[0].ok, argv
+
+
 def cli_route(data, tmp):
     """A few cases per library through ``refmodels certify``; compares exit code and verdict
     with Python's certificate of the same point."""
@@ -394,10 +404,8 @@ def cli_route(data, tmp):
             path = os.path.join(tmp, f"svc{len(checks)}.model")
             _write_libsvm_from_svc(path, est, X)
             prob, sol = from_sklearn(est, X, y)
-            py = _certify(prob, sol, "auto")[0].ok
-            checks.append((f"SVC rbf ({'conv' if conv else 'early'}) -> libsvm file", py,
-                           ["--data", csv, "--family", "SVM", "--param", "C=1",
-                            "--solution", path, "--solution-format", "libsvm"]))
+            checks.append(_round_trip(f"SVC rbf ({'conv' if conv else 'early'}) -> libsvm file",
+                                      prob, sol, csv, "SVM", ["C=1"], path, "libsvm"))
         # 2. LIBSVM itself (libsvm-official), its own writer
         try:
             from libsvm import svmutil
@@ -412,10 +420,8 @@ def cli_route(data, tmp):
                 info = formats.model_info(path, "libsvm")
                 prob = rm.SVM(X, y, C=1.0, kernel=info["kernel"], fit_intercept=True)
                 sol = prob.solution_from(**formats.load_model(path, "libsvm", X, y))
-                py = _certify(prob, sol, "auto")[0].ok
-                checks.append((f"LIBSVM rbf -e {eps} ({tag})", py,
-                               ["--data", csv, "--family", "SVM", "--param", "C=1",
-                                "--solution", path, "--solution-format", "libsvm"]))
+                checks.append(_round_trip(f"LIBSVM rbf -e {eps} ({tag})", prob, sol, csv,
+                                          "SVM", ["C=1"], path, "libsvm"))
         # 3. LIBLINEAR itself, -s 3, with and without -B 1
         try:
             from liblinear import liblinearutil
@@ -431,10 +437,8 @@ def cli_route(data, tmp):
                     Xa = X if bias is None else formats.augment(X, bias)
                     prob = rm.SVM(Xa, y, C=0.25)
                     sol = prob.solution_from(**formats.load_model(path, "liblinear", Xa, y))
-                    py = _certify(prob, sol, "auto")[0].ok
-                    checks.append((f"LIBLINEAR {opts}", py,
-                                   ["--data", csv, "--family", "SVM", "--param", "C=0.25",
-                                    "--solution", path, "--solution-format", "liblinear"]))
+                    checks.append(_round_trip(f"LIBLINEAR {opts}", prob, sol, csv, "SVM",
+                                              ["C=0.25"], path, "liblinear"))
         # 4. LIBODM's layout from a fast.ODMClassifier point (linear: w)
         import fast
 
@@ -447,20 +451,17 @@ def cli_route(data, tmp):
                 "kernel 0", "w", " ".join(f"{v:.16g}" for v in est.coef_[0]) + " "]) + "\n")
             prob = rm.ODM(X, y, lam=1.0, mu=0.5, theta=0.3, kernel=rm.kernels.Linear())
             sol = prob.solution_from(**formats.load_model(path, "libodm", X, y))
-            py = _certify(prob, sol, "auto")[0].ok
-            checks.append((f"ODM linear -> libodm file ({'conv' if conv else 'early'})", py,
-                           ["--data", csv, "--family", "ODM", "--param", "lam=1", "--param",
-                            "mu=0.5", "--param", "theta=0.3", "--solution", path,
-                            "--solution-format", "libodm"]))
+            checks.append(_round_trip(f"ODM linear -> libodm file ({'conv' if conv else 'early'})",
+                                      prob, sol, csv, "ODM", ["lam=1", "mu=0.5", "theta=0.3"],
+                                      path, "libodm"))
         # 5. a fast estimator's point as .npz
         est, _, _ = _fit(fast.SVMClassifier(C=1.0, kernel="rbf"), X, y)
         prob, sol = from_sklearn(est, X, y)
         path = os.path.join(tmp, f"fast{len(checks)}.npz")
         np.savez(path, coef=est.dual_coef_[0], intercept=est.intercept_[0])
-        py = _certify(prob, sol, "auto")[0].ok
-        checks.append(("fast.SVMClassifier rbf -> npz", py,
-                       ["--data", csv, "--family", "SVM", "--param", "C=1", "--param",
-                        "fit_intercept=true", "--kernel", "rbf", "--solution", path]))
+        checks.append(_round_trip("fast.SVMClassifier rbf -> npz", prob, sol, csv, "SVM",
+                                  ["C=1", "fit_intercept=true"], path,
+                                  extra=("--kernel", "rbf")))
         for name, py, argv in checks:
             t0 = time.perf_counter()
             rc, verdict, err = _cli(argv)
