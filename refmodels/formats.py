@@ -21,8 +21,11 @@ Formats (as the tools' ``save_model`` functions write them):
   line (LIBSVM orders labels by first appearance in the training file). SV values are
   printed with ``%.8g``: a support vector is matched to the training row that equals it
   exactly, or, failing that, whose values printed with 8 significant digits equal it
-  (a ``ValueError`` names the first SV that matches no row). Duplicated training rows get
-  one SV each, in order. ``c_svc`` maps to SPEC §1 with ``fit_intercept=True`` and the
+  (a ``ValueError`` names the first SV that matches no row). The sign of a SV's
+  coefficient is its label (``coef_j = y_j alpha_j``, ``alpha_j > 0``), so it is matched
+  only to a row of that label: real data sets repeat points under both labels (haberman
+  does), and a SV given to the copy of the other label is a dual variable outside its box.
+  Duplicated training rows of one label get one SV each, in order. ``c_svc`` maps to SPEC §1 with ``fit_intercept=True`` and the
   ``C`` of the run (not stored in the file); ``nu_svc`` stores its dual coefficients divided
   by ``r`` (LIBSVM's ``solve_nu_svc``), a C-SVM point for ``C = max_j |coef_j|``
   (``model_info(...)["C"]``; see :func:`refmodels.adapters.from_sklearn`).
@@ -353,9 +356,11 @@ def _round_sig(A, digits):
     return f(A) if A.size else A
 
 
-def _match_rows(svs, X, digits, path_fmt):
-    """Index of the training row of every support vector (see the module docstring)."""
+def _match_rows(svs, X, digits, path_fmt, y=None, sv_y=None):
+    """Index of the training row of every support vector (see the module docstring); with
+    ``y`` and ``sv_y`` (each SV's label), only rows of the SV's label qualify."""
     m, d = X.shape
+    labelled = y is not None
     S = np.zeros((len(svs), d))
     for j, feats in enumerate(svs):
         for idx, val in feats.items():
@@ -363,27 +368,31 @@ def _match_rows(svs, X, digits, path_fmt):
                 raise ValueError(f"X must have the model's features: support vector {j + 1} has "
                                  f"feature index {idx}, X has {d} columns (1-based indices)")
             S[j, idx - 1] = val
+    def key(row, label):
+        return tuple(row) + ((float(label),) if labelled else ())
+
     exact = {}
     for i in range(m):
-        exact.setdefault(tuple(X[i]), []).append(i)
+        exact.setdefault(key(X[i], y[i] if labelled else 0), []).append(i)
     rounded = None
     used = np.zeros(m, bool)
     out = np.empty(len(svs), dtype=np.int64)
     for j in range(len(svs)):
-        key = tuple(S[j])
-        cands = exact.get(key)
+        lab = sv_y[j] if labelled else 0
+        cands = exact.get(key(S[j], lab))
         if not cands or all(used[c] for c in cands):
             if rounded is None:
                 Xr = _round_sig(X, digits)
                 rounded = {}
                 for i in range(m):
-                    rounded.setdefault(tuple(Xr[i]), []).append(i)
-            cands = rounded.get(tuple(_round_sig(S[j], digits)))
+                    rounded.setdefault(key(Xr[i], y[i] if labelled else 0), []).append(i)
+            cands = rounded.get(key(_round_sig(S[j], digits), lab))
         free = [c for c in (cands or []) if not used[c]]
         if not free:
+            which = f" of label {lab:+g}" if labelled else ""
             raise ValueError(f"X must be the model's training data: support vector {j + 1} of the "
-                             f"{path_fmt} model matches no (unused) row of X, exactly or to "
-                             f"{digits} significant digits (scaled differently?)")
+                             f"{path_fmt} model matches no (unused) row{which} of X, exactly or to "
+                             f"{digits} significant digits (scaled differently? labels swapped?)")
         used[free[0]] = True
         out[j] = free[0]
     return out
@@ -404,8 +413,11 @@ def _libsvm_solution(model, X, y):
                                  f"index in 1..{m}")
             coef[i - 1] += s * model["sv_coef"][j]
     else:
-        rows = _match_rows(model["sv"], X, SV_DIGITS["libsvm"], "LIBSVM")
-        coef[rows] = s * model["sv_coef"]
+        sv_coef = s * np.asarray(model["sv_coef"], float)
+        keep = np.flatnonzero(sv_coef)          # a zero coefficient says nothing of its row
+        rows = _match_rows([model["sv"][j] for j in keep], X, SV_DIGITS["libsvm"], "LIBSVM",
+                           _pm1(y), np.sign(sv_coef[keep]))
+        coef[rows] = sv_coef[keep]
     ypm = _pm1(y)
     return {"coef": coef, "intercept": -s * model["rho"], "dual": {"alpha": ypm * coef}}
 

@@ -354,6 +354,28 @@ def test_libsvm_model_files(dataset, tmp_path):
         assert prob.certify(sol, tol=TOL, reference=False).ok is ok, opts
 
 
+def test_libsvm_model_with_points_repeated_under_both_labels(tmp_path):
+    """Real sets repeat a point under both labels (haberman does): each copy is a support
+    vector at its bound, and the file's SV must go to the row of its own label (matching by
+    features alone gave one row the other label's coefficient: a dual outside its box)."""
+    svmutil = _libsvm()
+    X, y = data("heart")
+    y = pm1(y)
+    i, j = np.flatnonzero(y > 0)[0], np.flatnonzero(y < 0)[0]
+    X = np.vstack([X, X[i], X[j]])                 # X[i] now also with -1, X[j] also with +1
+    y = np.concatenate([y, [-1.0, 1.0]])
+    for order in (np.arange(len(y)), np.arange(len(y))[::-1]):
+        Xo, yo = X[order], y[order]
+        path = str(tmp_path / "dup.model")
+        svmutil.svm_save_model(path, svmutil.svm_train(
+            yo, sp.csr_matrix(Xo), f"-c 1 -t 2 -g {1.0 / X.shape[1]!r} -e 1e-10 -q"))
+        prob = rm.SVM(Xo, yo, C=1.0, kernel=formats.model_info(path, "libsvm")["kernel"],
+                      fit_intercept=True)
+        sol = prob.solution_from(**formats.load_model(path, "libsvm", Xo, yo))
+        assert np.all(sol.variables["alpha"] >= 0) and np.all(sol.variables["alpha"] <= 1.0)
+        assert prob.certify(sol, tol=TOL, reference=False).ok
+
+
 def test_libsvm_nu_svc_linear_and_precomputed(tmp_path):
     svmutil = _libsvm()
     X, y = data("heart")
