@@ -303,6 +303,15 @@ def _r1_sum(b, offs, t, q, y):
 
 
 @njit(cache=True)
+def _group_norms(b, offs, q):
+    """``(||b^c||_q)_c`` over the groups (contiguous in ``b``, bounds ``offs``)."""
+    out = np.empty(offs.size - 1)
+    for c in range(offs.size - 1):
+        out[c] = _qnorm(b[offs[c]:offs[c + 1]], q)
+    return out
+
+
+@njit(cache=True)
 def _r_norm(v, r):
     return _qnorm(v, r)
 
@@ -322,19 +331,12 @@ def _S(b, offs, N, tau, s, p, rs1, rstar, q, y, tt, folded):
 @njit(cache=True)
 def _solve_N(b, offs, tau, s, p, rs1, rstar, q, r, y, tt, folded):
     """Root ``N`` of ``||t(N)||_{r*} - tau(N)`` (decreasing); fills ``y``; returns ``N``."""
-    g = offs.size - 1
-    an = np.empty(g)
-    for c in range(g):
-        an[c] = _qnorm(b[offs[c]:offs[c + 1]], q)
-    N0 = _r_norm(an, r)
+    N0 = _r_norm(_group_norms(b, offs, q), r)
     if N0 == 0.0:
         y[:] = 0.0
         return 0.0
     if not folded:
-        dn = np.empty(g)
-        for c in range(g):
-            dn[c] = _qnorm(b[offs[c]:offs[c + 1]], _dual_exp(q))
-        if _r_norm(dn, rstar) <= tau:
+        if _r_norm(_group_norms(b, offs, _dual_exp(q)), rstar) <= tau:
             y[:] = 0.0
             return 0.0
     lo, hi = 0.0, N0
@@ -366,7 +368,6 @@ def _prox_abs_r1(b, offs, s, q, p, y):
     ``q``-norm), compiled on its own so that a run that needs only it does not compile the
     ``r > 1`` machinery (:func:`group_norm_prox` chooses; a cold DRR with ``(q, r) = (2, 1)``
     compiled the whole tree)."""
-    g = offs.size - 1
     if s <= 0.0:
         for i in range(b.size):            # not y[:] = b: its shape check formats a message
             y[i] = b[i]
@@ -375,9 +376,7 @@ def _prox_abs_r1(b, offs, s, q, p, y):
         _r1_sum(b, offs, s, q, y)
         return
     # G(N) = sum_c A_c(s N^(p-1)) - N, decreasing in N
-    N0 = 0.0
-    for c in range(g):
-        N0 += _qnorm(b[offs[c]:offs[c + 1]], q)
+    N0 = np.sum(_group_norms(b, offs, q))
     if N0 == 0.0:
         y[:] = 0.0
         return
@@ -414,10 +413,7 @@ def _prox_abs(b, offs, s, q, r, p, y):
         _solve_N(b, offs, 0.0, s, p, rs1, rstar, q, r, y, tt, _YES)
         return
     # p > r: outer H(tau) = tau - s N(tau)^(p-1), increasing in tau
-    an = np.empty(g)
-    for c in range(g):
-        an[c] = _qnorm(b[offs[c]:offs[c + 1]], q)
-    N0 = _r_norm(an, r)
+    N0 = _r_norm(_group_norms(b, offs, q), r)
     if N0 == 0.0:
         y[:] = 0.0
         return
@@ -435,12 +431,9 @@ def _prox_abs(b, offs, s, q, r, p, y):
 
 @njit(cache=True)
 def _prox_columns(V, steps, perm, offs, q, r, p, out):
-    m, k = V.shape
-    b = np.empty(m)
-    y = np.empty(m)
-    for j in range(k):
-        for i in range(m):
-            b[i] = abs(V[perm[i], j])
+    b, y = np.empty(V.shape[0]), np.empty(V.shape[0])
+    for j in range(V.shape[1]):
+        _abs_column(V, perm, j, b)
         _prox_abs(b, offs, steps[j], q, r, p, y)
         _signed_back(V, perm, j, y, out)
 
@@ -448,14 +441,18 @@ def _prox_columns(V, steps, perm, offs, q, r, p, out):
 @njit(cache=True)
 def _prox_columns_r1(V, steps, perm, offs, q, p, out):
     """:func:`_prox_columns` for ``r = 1`` (see :func:`_prox_abs_r1`)."""
-    m, k = V.shape
-    b = np.empty(m)
-    y = np.empty(m)
-    for j in range(k):
-        for i in range(m):
-            b[i] = abs(V[perm[i], j])
+    b, y = np.empty(V.shape[0]), np.empty(V.shape[0])
+    for j in range(V.shape[1]):
+        _abs_column(V, perm, j, b)
         _prox_abs_r1(b, offs, steps[j], q, p, y)
         _signed_back(V, perm, j, y, out)
+
+
+@njit(cache=True)
+def _abs_column(V, perm, j, b):
+    """``b = |V[perm, j]|``: column ``j`` in group order, signs dropped."""
+    for i in range(perm.shape[0]):
+        b[i] = abs(V[perm[i], j])
 
 
 @njit(cache=True)
