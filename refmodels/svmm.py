@@ -86,8 +86,12 @@ class SVMm(BinaryProblem):
                               variables={"alpha": a, "beta": bt}, solver=solver, form="dual",
                               elapsed=t, extra={"polished": polished})
 
-    def dual_point(self, solver="CLARABEL", verbose=False, **opts):
-        """``(alpha, beta, b, polished, seconds)``: eq. 15 solved in CVXPY, then polished."""
+    def dual_problem(self, quadratic=None):
+        """Eq. 15 as a CVXPY problem: ``(problem, alpha, beta, constraints)``, the last
+        constraint ``e^T Y (alpha - beta) = 0`` when there is an intercept. ``quadratic(v)``
+        is the term ``1/2 v^T K v`` (default: with this problem's Gram; MKLm passes
+        ``sum_k mu_k 1/2 v^T K_k v`` with ``mu`` a CVXPY parameter, so that one problem
+        serves every ``mu``)."""
         import cvxpy as cp
 
         y, m = self.y, self.m
@@ -96,8 +100,13 @@ class SVMm(BinaryProblem):
         constraints = [alpha >= 0, alpha <= self.C1, beta >= 0, beta <= self.C2]
         if self.fit_intercept:
             constraints.append(cp.sum(v) == 0)
-        objective = 0.5 * quad(v, self.gram) - cp.sum(alpha) + (1.0 + self.eps) * cp.sum(beta)
-        problem = cp.Problem(cp.Minimize(objective), constraints)
+        half_vKv = 0.5 * quad(v, self.gram) if quadratic is None else quadratic(v)
+        objective = half_vKv - cp.sum(alpha) + (1.0 + self.eps) * cp.sum(beta)
+        return cp.Problem(cp.Minimize(objective), constraints), alpha, beta, constraints
+
+    def dual_point(self, solver="CLARABEL", verbose=False, **opts):
+        """``(alpha, beta, b, polished, seconds)``: eq. 15 solved in CVXPY, then polished."""
+        problem, alpha, beta, constraints = self.dual_problem()
         t = run_cvxpy(problem, solver, verbose, **opts)
         # the multiplier of e^T v = 0 is the intercept (stationarity on a free alpha_i:
         # y_i (G v)_i - 1 + lambda y_i = 0, i.e. y_i (f_i + lambda) = 1).

@@ -65,6 +65,36 @@ def test_single_kernel_is_svmm_with_half_boxes(kernel, C1, C2, eps):
     np.testing.assert_array_equal(s.variables["mu"], [1.0])
 
 
+@pytest.mark.parametrize("C2,eps", [(0.5, 0.3), (0.0, 1.0)])
+def test_inner_solves_reuse_one_dpp_problem_with_the_svmm_point(C2, eps):
+    # the reduced gradient's inner SVMm (seed 003 eqs. 23-26) is one CVXPY problem per MKLm
+    # with mu a parameter; its polished point is SVMm.dual_point's on K_mu, the SVMm whose
+    # optimum is J(mu) (inner_problem)
+    X, y = _data(5, 30, 3)
+    prob = rm.MKLm(X, y, KERNEL_SETS["rbf+poly+linear"](3), C1=2.0, C2=C2, eps=eps)
+    rng = np.random.default_rng(0)
+    mus = [np.array([1.0, 0.0, 0.0]), np.array([0.0, 0.0, 1.0]), rng.dirichlet(np.ones(3)),
+           rng.dirichlet(np.ones(3))]
+    built = None
+    for mu in mus:
+        a, bt = prob._inner_dual_point(mu, "CLARABEL", {})
+        ra, rbt, _, _, _ = prob.inner_problem(mu).dual_point("CLARABEL")
+        np.testing.assert_allclose(a, ra, rtol=0, atol=1e-9)
+        np.testing.assert_allclose(bt, rbt, rtol=0, atol=1e-9)
+        if built is None:
+            built = prob._cache["inner_dpp"]
+            assert built[1].is_dpp()
+        assert prob._cache["inner_dpp"] is built          # built once, mu substituted
+    # the boxes and eps are constants of that problem: changed, it is built again
+    prob.C1 = 6.0
+    a, bt = prob._inner_dual_point(mus[2], "CLARABEL", {})
+    assert prob._cache["inner_dpp"] is not built
+    ra, rbt, _, _, _ = prob.inner_problem(mus[2]).dual_point("CLARABEL")
+    assert np.max(ra) > 1.0 + 1e-6                        # the new box C1/2 = 3 is in use
+    np.testing.assert_allclose(a, ra, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(bt, rbt, rtol=0, atol=1e-9)
+
+
 def test_certificate_fails_when_it_should():
     X, y = _data(12, 30, 3)
     prob = rm.MKLm(X, y, [K.RBF(0.05), K.RBF(1.0), K.Linear()], C1=2.0, C2=1.0, eps=0.2)
