@@ -365,16 +365,20 @@ def _verify_families():
 #: parallel. The first half is the SMO's (SVM with an intercept, SVMm, EpsSVM, MKLm, ODML and
 #: LDM with a kernel; the linear rows of SVMm, EpsSVM and the SVM with an intercept run it
 #: too), the costliest compile by far (measured cold, CPU: ~32 s for the first SMO row, ~1 s
-#: for the others), and DRM (closed form, ~0.1 s); the second everything else (the DCD: the
-#: linear SVM, ODML, LDM and ODM, which share one compiled epoch loop, ODM's kernel path;
-#: mcODM's block coordinate descent; DRR with its prox in numpy: ~20 s), so that the first
-#: half is not longer than it must be (ODML's and LDM's linear rows in the first half
-#: compiled the DCD's linear epoch loop a second time there: ~3.4 s CPU). An entry
+#: for the others), DRM (closed form, ~0.1 s) and DRR's kernel row (its prox runs in numpy:
+#: nothing to compile); the second everything else (the DCD: the linear SVM, ODML, LDM and
+#: ODM, which share one compiled epoch loop, ODM's kernel path; mcODM's block coordinate
+#: descent; DRR's linear row: ~20 s), so that the first half is not longer than it must be
+#: (ODML's and LDM's linear rows in the first half compiled the DCD's linear epoch loop a
+#: second time there: ~3.4 s CPU). DRR's kernel row is there for a warm run (the numba cache
+#: present), where the two halves then take about the same time (CPU of the rows, measured on
+#: 2 cores: 2.8 and 3.0 s, against 2.5 and 3.3 s with it in the second half). An entry
 #: ``(family, setting)`` takes both kernels' rows, ``(family, setting, kernel)`` one: the
 #: kernel SVM without intercept runs the SMO (``fast.svm.choose_method``), its linear row
 #: the DCD.
 _FIRST_HALF = {("SVM", "fit_intercept=True"), ("SVM", "", "rbf"), ("SVMm", ""), ("EpsSVM", ""),
-               ("MKLm", ""), ("DRM", ""), ("LDM", "", "rbf"), ("ODML", "", "rbf")}
+               ("MKLm", ""), ("DRM", ""), ("LDM", "", "rbf"), ("ODML", "", "rbf"),
+               ("DRR", "q=2, r=1", "rbf")}
 
 
 def _half(case):
@@ -444,6 +448,65 @@ def _fork_safe():
     return "cvxpy" not in sys.modules
 
 
+#: what CVXPY's own import takes from ``scipy.stats`` (cvxpy 1.9: ``entropy``, for the numeric
+#: value of its quantum relative entropy atom, which no family uses)
+_STATS_NAMES_CVXPY_TAKES = ("entropy",)
+
+
+def _import_cvxpy():
+    """Import CVXPY without importing ``scipy.stats`` with it (before the rows: in the parent,
+    before the fork, or in this process with ``--jobs 1``).
+
+    CVXPY's atoms import ``entropy`` from ``scipy.stats`` at import time, and importing
+    ``scipy.stats`` costs as much as the rest of CVXPY (measured on 2 cores: ~0.7 s of the
+    ~2.2 s CPU the parent spends before the fork, most of it scipy's docstring rewriting);
+    no row of the table uses it. While CVXPY is imported, ``sys.modules["scipy.stats"]`` is a
+    stand-in whose ``entropy`` is a function that imports the real ``scipy.stats`` when it is
+    called and then calls the real ``entropy`` (same arguments, same result); any other name
+    asked of the stand-in imports the real module at once and is taken from it. The stand-in
+    is removed afterwards, so a later ``import scipy.stats`` loads the real module. Nothing is
+    done when CVXPY or ``scipy.stats`` is already imported."""
+    import importlib
+    import types
+
+    if "cvxpy" in sys.modules or "scipy.stats" in sys.modules:
+        importlib.import_module("cvxpy")
+        return
+    stand_in = types.ModuleType("scipy.stats", "stand-in while CVXPY is imported (refmodels "
+                                               "verify)")
+
+    def real():
+        if sys.modules.get("scipy.stats") is stand_in:
+            del sys.modules["scipy.stats"]
+        return importlib.import_module("scipy.stats")
+
+    def deferred(name):
+        def call(*args, **kwargs):
+            return getattr(real(), name)(*args, **kwargs)
+
+        call.__name__ = call.__qualname__ = name
+        call.__doc__ = f"scipy.stats.{name}, imported on the first call"
+        return call
+
+    def getattr_(name):
+        if name.startswith("__"):          # the import system's questions (__path__, ...)
+            raise AttributeError(name)
+        return getattr(real(), name)
+
+    for name in _STATS_NAMES_CVXPY_TAKES:
+        setattr(stand_in, name, deferred(name))
+    stand_in.__getattr__ = getattr_
+    sys.modules["scipy.stats"] = stand_in
+    try:
+        importlib.import_module("cvxpy")
+    finally:
+        if sys.modules.get("scipy.stats") is stand_in:
+            del sys.modules["scipy.stats"]
+        scipy = sys.modules.get("scipy")
+        if scipy is not None and vars(scipy).get("stats") is stand_in:
+            delattr(scipy, "stats")
+
+
 def _halves(cases):
     return [[i for i, c in enumerate(cases) if _half(c) == h] for h in (0, 1)]
 
@@ -458,6 +521,7 @@ def _run_rows(cases, use_fast, jobs, cold, err):
     processes running the two halves of the table (:data:`_FIRST_HALF`) side by side."""
     halves = _halves(cases)
     if not _parallel(cases, jobs):
+        _import_cvxpy()
         progress = _Progress(len(cases), err) if cold else None
         for i, case in enumerate(cases):
             yield i, _verify_row(case, use_fast=use_fast, progress=progress)
@@ -465,7 +529,7 @@ def _run_rows(cases, use_fast, jobs, cold, err):
     import multiprocessing as mp
     import queue as queue_mod
 
-    import cvxpy  # noqa: F401  (imported once, here: the forked processes share it)
+    _import_cvxpy()                 # imported once, here: the forked processes share it
     ctx = mp.get_context("fork")
     q = ctx.Queue()
     blas = max(1, _cores() // len(halves))
