@@ -84,9 +84,21 @@ def primal_objective(gamma, wnorm2, lam, mu1, mu2):
             + lam / m * float(np.sum(np.maximum(0.0, 1.0 - gamma))))
 
 
-#: the Woodbury data of the last Gram seen (:func:`woodbury_data`): one slot, dropped with
-#: its Gram array (weak reference)
+#: the Woodbury data of the last Gram seen (:func:`woodbury_data`): one slot,
+#: ``_WOODBURY["entry"] = (weak reference to the Gram array, (c, y bytes), H, L)``, dropped
+#: with its Gram array. The entry is one tuple, read once and replaced whole: a thread (a
+#: ``joblib`` threading or Dask backend runs :mod:`fast.cv`'s paths in threads) that finds
+#: its Gram in the slot takes that Gram's ``H`` and ``L`` even if another thread replaces
+#: the slot in between (with separate keys, it could read the key of one entry and the
+#: ``H`` of the next: another problem's factor)
 _WOODBURY = {}
+
+
+def _drop_woodbury(ref):
+    """The weak reference's callback: the slot goes with its Gram array (not a newer one)."""
+    entry = _WOODBURY.get("entry")
+    if entry is not None and entry[0] is ref:
+        _WOODBURY.pop("entry", None)
 
 
 def woodbury_data(G, y, c):
@@ -105,18 +117,17 @@ def woodbury_data(G, y, c):
 
     y = np.asarray(y, dtype=np.float64)
     key = (float(c), y.tobytes())
-    ref = _WOODBURY.get("G")
-    if ref is not None and ref() is G and _WOODBURY["key"] == key:
-        H, L = _WOODBURY["H"], _WOODBURY["L"]
+    entry = _WOODBURY.get("entry")                 # one read: a consistent (G, key, H, L)
+    if entry is not None and entry[0]() is G and entry[1] == key:
+        H, L = entry[2], entry[3]
     else:
         Gs, y, c = _check_woodbury_args(G, y, c)
         PG, L = _woodbury_factor(Gs, y, c) if c != 0.0 else (None, None)
         H = _woodbury_H_from(Gs, y, c, PG, L)
         del Gs, PG                         # (not kept: two m x m arrays fewer)
-        _WOODBURY.clear()                  # (the old weak reference goes, its callback too)
+        _WOODBURY.pop("entry", None)       # (the old H goes before the new one is kept)
         try:
-            _WOODBURY.update(G=weakref.ref(G, lambda _: _WOODBURY.clear()), key=key, H=H,
-                             L=L)
+            _WOODBURY["entry"] = (weakref.ref(G, _drop_woodbury), key, H, L)
         except TypeError:                  # not weak-referenceable: not kept
             pass
     m = y.shape[0]

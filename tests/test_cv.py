@@ -157,3 +157,65 @@ def test_odm_cv_refits_with_method_auto_and_problem_class():
     assert type(cv.best_estimator_) is ODMClassifier
     assert cv.best_estimator_.method == "auto"
     assert cv.best_estimator_.certify()[0].ok
+
+
+# ---------------------------------------------------------------------------------------
+# no silent wrong answer in the refit, on raw (unscaled) data (issue 13 x issue 11)
+# ---------------------------------------------------------------------------------------
+def _breast_cancer_raw(m=80, seed=0):
+    """A stratified subsample of scikit-learn's breast_cancer, features as shipped (up to
+    ~4,000: Gram entries ~1e7 linear, far beyond under a polynomial kernel)."""
+    from sklearn.datasets import load_breast_cancer
+
+    X, y = load_breast_cancer(return_X_y=True)
+    rng = np.random.default_rng(seed)
+    rows = np.concatenate([rng.choice(np.flatnonzero(y == c), m // 2, replace=False)
+                           for c in (0, 1)])
+    return X[rows], y[rows]
+
+
+_POLY = {"kernel": "poly", "degree": 2, "coef0": 1.0}
+
+
+@pytest.mark.parametrize("cls, grid, kernel", [
+    (SVMClassifierCV, {"Cs": [2.0 ** 16, 2.0 ** 20], "fit_intercept": False},
+     {**_POLY, "gamma": "scale"}),
+    (SVMClassifierCV, {"Cs": [2.0 ** 16, 2.0 ** 20]}, {**_POLY, "gamma": 1e-3}),
+    (LDMClassifierCV, {"Cs": [2.0 ** 16, 2.0 ** 20], "lam1s": [2.0 ** -8],
+                       "lam2s": [2.0 ** -8]}, {"kernel": "rbf", "gamma": "scale"}),
+    (LDMClassifierCV, {"Cs": [2.0 ** 16, 2.0 ** 20], "lam1s": [2.0 ** -8],
+                       "lam2s": [2.0 ** -2]}, {**_POLY, "gamma": 1e-3}),
+    (ODMLClassifierCV, {"lams": [2.0 ** 16, 2.0 ** 20], "mu1s": [1.0], "mu2s": [1.0]},
+     {**_POLY, "gamma": "scale"}),
+    (ODMLClassifierCV, {"lams": [2.0 ** 16, 2.0 ** 20], "mu1s": [1.0], "mu2s": [1.0]},
+     {"kernel": "linear"}),
+    (ODMClassifierCV, {"lams": [2.0 ** 16, 2.0 ** 20], "mus": [0.8], "thetas": [0.2]},
+     {"kernel": "linear"}),
+], ids=["svm-poly", "svm-b-poly-1e-3", "ldm-rbf", "ldm-poly-1e-3", "odml-poly", "odml-linear",
+        "odm-linear"])
+def test_cv_refit_is_trusted_on_raw_features(cls, grid, kernel):
+    """The refit of a CV estimator on raw breast_cancer (lambda / C of 2^16 or 2^20, so the
+    refit is at the weak end of the papers' grids): each of its
+    solutions that says ``optimal`` certifies; any other says so with a ConvergenceWarning
+    (the folds' paths silence theirs; the refit's reach the caller). A ``SolverError``
+    (a factorisation failing at this scale) is an honest refusal."""
+    from sklearn.exceptions import ConvergenceWarning
+
+    from refmodels.solution import SolverError
+
+    X, y = _breast_cancer_raw()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            cv = cls(cv=2, random_state=0, **grid, **kernel).fit(X, y)
+        except SolverError:
+            return
+    est = cv.best_estimator_
+    warned = any(issubclass(w.category, ConvergenceWarning) for w in caught)
+    assert len(est.solutions_) == len(est.problems_) >= 1
+    for prob, sol in zip(est.problems_, est.solutions_):
+        if sol.status == "optimal":
+            cert = prob.certify(sol, reference=False)
+            assert cert.ok, f"silent wrong answer in the refit {cv.best_params_}\n{cert}"
+        else:
+            assert warned, f"refit {cv.best_params_}: status {sol.status!r} without a warning"

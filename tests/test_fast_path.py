@@ -1,14 +1,21 @@
 """TRON on linear ODM, method="auto", and warm-started regularization paths (issue 13)."""
+import os
 import warnings
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from hypothesis import given, note, settings
+from hypothesis import strategies as st
+from sklearn.exceptions import ConvergenceWarning
 
 import fast
 import refmodels as rm
 from fast import _tron
+from fast.path import PATH_PARAMS, with_params
 from fast.path import path as fast_path
+from refmodels.solution import SolverError
+from strategies import make_problem
 
 
 def _data(m=120, d=6, seed=0, scale=1.0):
@@ -261,3 +268,283 @@ def test_path_ldm_odml_scale_the_warm_start(family, param, var):
     for sol in sols:
         p = sol.info["path"]
         assert p["warm_started"] == (p["rank"] > 0)
+
+
+# ---------------------------------------------------------------------------------------
+# no silent wrong answer along a path, at every scale (issue 13 x issue 11)
+# ---------------------------------------------------------------------------------------
+_CI = bool(os.environ.get("CI"))
+#: every family fast.path supports, as strategies.make_problem names them
+PATH_FAMILIES = ("SVM", "SVM+b", "ODML", "LDM", "ODM", "SVMm")
+HONEST = {"optimal", "inaccurate", "max_iter", "stalled"}
+
+
+def _path_recorded(prob, grid, **kw):
+    """``fast.path(prob, **grid, **kw)`` with every solve of the path recorded: the list of
+    ``(problem, Solution, ConvergenceWarnings issued by that solve)`` and the path's result
+    (``fast.solve`` is looked up at call time by the path, so it is wrapped here)."""
+    records = []
+    real = fast.solve
+
+    def recording(p, **opts):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            sol = real(p, **opts)
+        records.append((p, sol, [w for w in caught
+                                 if issubclass(w.category, ConvergenceWarning)]))
+        return sol
+    fast.solve = recording
+    try:
+        sols = fast_path(prob, **kw, **grid)
+    except SolverError:            # an honest refusal (a factorisation failed at this scale)
+        sols = None
+    finally:
+        fast.solve = real
+    return records, sols
+
+
+#: a known single-solve failure (not the path's): on raw features the RBF Gram's entries
+#: near 1 (a point and itself, near duplicates) carry the rounding of the expansion
+#: ||x||^2 + ||z||^2 - 2 x^T z, about eps ||x - mean||^2 (features ~70: 1 - 6.6e-12;
+#: ~7e4: 1 - 7.7e-6), and fast's Gram / kernel rows and refmodels' Gram round differently:
+#: the solve is exact for fast's Gram, the certificate (refmodels' Gram) fails, e.g. at
+#: C = 2^20 by 1.1e-6. Fixed by /tmp/hg/rbf_gram_diagonal.patch (refmodels/kernels.py) with
+#: /tmp/hg/fast_kernels_rbf_exact.patch (fast/_kernels.py): tiny squared distances summed
+#: from the differences, k(x, x) = 1 exactly in both layers
+RBF_ROUNDING = ("known: fast's and refmodels' RBF Grams round k(x, x) ~ 1 differently on "
+                "raw features (eps ||x||^2), the certificate fails by ~1e-6 (not a path defect)")
+
+
+def _note(text):
+    try:
+        note(text)
+    except Exception:                                    # outside a Hypothesis test
+        pass
+
+
+def _rbf_rounding_cause(prob, sol):
+    """Whether a failing certificate holds with the Gram fast computes (the RBF rounding of
+    :data:`RBF_ROUNDING`, not a wrong point)."""
+    if not isinstance(prob.kernel, rm.kernels.RBF):
+        return False
+    from fast import _kernels
+
+    q = with_params(prob)
+    q._cache.clear()
+    _kernels.build_gram(q)
+    return q.certify(sol, reference=False).ok
+
+
+def _assert_path_trusted(prob, name, values, records, sols, certified):
+    """The trust property at every point of a path: ``optimal`` certifies against a problem
+    built from scratch (not the path's), anything else is an honest status that warned; the
+    path's own certificate (``certify=True``) agrees."""
+    if sols is not None:                                 # (None: a SolverError)
+        assert len(sols) == len(values)
+        for v, sol in zip(values, sols):
+            assert sol.info["path"]["value"] == v
+        assert len(records) == len(set(values))          # a duplicate is not re-solved
+    for p, sol, warned in records:
+        v = getattr(p, name)
+        assert sol.status in HONEST, (v, sol.status)
+        fresh = with_params(p)
+        fresh._cache.clear()                             # its own Gram, feature map
+        cert = fresh.certify(sol, reference=False)
+        if sol.status == "optimal":
+            if not cert.ok and _rbf_rounding_cause(fresh, sol):
+                # the one known exception (pinned by the strict xfail below); not
+                # pytest.xfail here, which Hypothesis would shrink as a failure
+                _note(f"{name}={v:g}: {RBF_ROUNDING}")
+                continue
+            assert cert.ok, f"silent wrong answer at {name}={v:g}: 'optimal' but\n{cert}"
+        else:
+            assert warned, f"{name}={v:g}: status {sol.status!r} without a ConvergenceWarning"
+        if certified:
+            assert sol.info["certificate"].ok == cert.ok, (v, sol.info["certificate"], cert)
+
+
+@pytest.mark.parametrize("family", PATH_FAMILIES)
+@given(seed=st.integers(0, 2**31 - 1), rescale=st.sampled_from([1.0, 1.0, 1e-3, 1e3]),
+       ks=st.lists(st.integers(-4, 20), min_size=1, max_size=4),
+       weakest=st.booleans(), certify=st.booleans())
+@settings(max_examples=2 if _CI else 10)
+def test_path_optimal_means_certified_at_every_scale(family, seed, rescale, ks, weakest,
+                                                      certify):
+    """Every point of ``fast.path`` over a grid of 2^-4 .. 2^20 (2^20 itself in half the
+    draws, duplicates allowed), on :func:`strategies.make_problem`'s problems (features
+    times 10^U(-3, 3), raw features with polynomial kernels so that Gram entries reach 1e8
+    and beyond, near-duplicate points), their features times 1e-3 or 1e3 in half the draws
+    (10^-6 .. 10^6 overall): ``optimal`` certifies; otherwise the status says so
+    with a ConvergenceWarning of that very solve. The warm starts (scaled duals of SVM /
+    LDM / ODML, TRON's w, the SMO's variables) and the cached Woodbury factor of LDM / ODML
+    are what is under test: each point is certified against a problem built from scratch."""
+    prob, desc = make_problem(family, seed)
+    if rescale != 1.0:                  # features at 10^U(-6, 6) overall
+        prob = with_params(prob, X=prob.X * rescale)
+        prob._cache.clear()
+    name = PATH_PARAMS[prob.family]
+    values = [2.0 ** k for k in ks] + ([2.0 ** 20] if weakest else [])
+    note(f"{desc}, features x {rescale:g}, {name}={values}, certify={certify}")
+    records, sols = _path_recorded(prob, {name: values}, random_state=0, certify=certify)
+    _assert_path_trusted(prob, name, values, records, sols, certify)
+
+
+# ---------------------------------------------------------------------------------------
+# the Woodbury cache of LDM / ODML paths (fast.odml.woodbury_data) at extreme scale
+# ---------------------------------------------------------------------------------------
+def _raw_poly(seed, m=40, d=3, scale=50.0):
+    """Raw features times ``scale`` with the quadratic kernel (gamma 1, coef0 1): Gram
+    entries up to ~1e8 (issue 13's "raw features, lambda of 2^20")."""
+    rng = np.random.default_rng(seed)
+    X = scale * rng.normal(size=(m, d))
+    y = np.where(X[:, 0] + 0.5 * scale * rng.normal(size=m) > 0, 1.0, -1.0)
+    y[0], y[-1] = 1.0, -1.0
+    return X, y, rm.kernels.Polynomial(2, 1.0, 1.0)
+
+
+def _quiet(fn, *a, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return fn(*a, **kw)
+
+
+@pytest.mark.parametrize("family,param,other,var", [
+    ("LDM", "C", {"lam1": 2.0 ** -2, "lam2": 2.0 ** -2}, "beta"),
+    ("ODML", "lam", {"mu1": 1.0, "mu2": 1.0}, "alpha")])
+@pytest.mark.parametrize("method", ["smo", "dcd"])
+def test_woodbury_cache_is_a_cold_solve_at_extreme_scale(family, param, other, var, method,
+                                                         monkeypatch):
+    """Gram entries ~1e8, the parameter up to 2^20: each point of the path (H and its
+    factor built once, then taken from the cache) is, bit for bit, the solve of the same
+    problem from the same warm start with the cache emptied (H and the factor rebuilt from
+    the Gram); and each point is trusted (optimal certifies, else a warning)."""
+    import importlib
+
+    from fast import odml as fo
+
+    fp = importlib.import_module("fast.path")
+    X, y, kern = _raw_poly(3, m=24)
+    cls = getattr(rm, family)
+    prob = cls(X, y, kernel=kern, **{param: 1.0}, **other)
+    assert np.abs(prob.gram).max() > 1e8
+    grid = [1.0, 2.0 ** 10, 2.0 ** 20]
+    Hs = []
+    real = fo.woodbury_data
+
+    def recorded(*a):
+        out = real(*a)
+        Hs.append(out[0])
+        return out
+    monkeypatch.setattr(fo, "woodbury_data", recorded)
+    fo._WOODBURY.clear()
+    records, sols = _path_recorded(prob, {param: grid}, method=method, random_state=0)
+    assert len(Hs) >= len(grid) and all(H is Hs[0] for H in Hs)  # built once for the path
+    _assert_path_trusted(prob, param, grid, records, sols, False)
+    prev = prev_v = None
+    for (p, sol, _), v in zip(records, grid):
+        start = None if prev is None else fp._scaled_start(prev, var, prev_v, v)
+        fo._WOODBURY.clear()
+        cold = _quiet(fast.solve, p, method=method, random_state=0, warm_start=start)
+        assert cold.status == sol.status
+        np.testing.assert_array_equal(cold.variables[var], sol.variables[var])
+        np.testing.assert_array_equal(cold.coef, sol.coef)
+        assert Hs[-1] is not Hs[0]                               # rebuilt, not cached
+        np.testing.assert_array_equal(Hs[-1], Hs[0])
+        prev, prev_v = sol, v
+
+
+def test_woodbury_cache_never_hands_one_problem_anothers_factor():
+    """Problems of equal shapes, interleaved: another Gram (other data; the same data under
+    another kernel), the same Gram with other labels or another mu1. Each solve is, bit for
+    bit, its solve from an empty cache."""
+    from fast import odml as fo
+
+    X1, y1, k = _raw_poly(5, m=20)
+    X2, y2, _ = _raw_poly(6, m=20)
+    G1 = rm.LDM(X1, y1, kernel=k).gram
+    probs = [rm.LDM(X1, y1, C=4.0, lam1=0.25, lam2=0.25, kernel=k),
+             rm.LDM(X2, y2, C=4.0, lam1=0.25, lam2=0.25, kernel=k),
+             rm.LDM(X1, y1, C=4.0, lam1=0.25, lam2=0.25, kernel=rm.kernels.RBF(1e-4)),
+             rm.LDM(X1, -y1, C=4.0, lam1=0.25, lam2=0.25, kernel=k),
+             rm.LDM(X1, y1, C=4.0, lam1=4.0, lam2=0.25, kernel=k),
+             rm.ODML(X1, y1, lam=20 * 4.0, mu1=0.5, mu2=0.25, kernel=k)]  # = probs[0]
+    for p in probs:
+        p._cache["gram"] = G1 if p.kernel is k and p.X is X1 else p.gram
+    cold = []
+    for p in probs:
+        fo._WOODBURY.clear()
+        cold.append(_quiet(fast.solve, p, random_state=0))
+    for order in (range(len(probs)), reversed(range(len(probs))), [0, 1, 0, 3, 0, 4, 5, 2]):
+        for i in order:
+            sol = _quiet(fast.solve, probs[i], random_state=0)     # the cache as left
+            np.testing.assert_array_equal(sol.coef, cold[i].coef)
+            assert sol.status == cold[i].status
+    # ODML(lam = m C, mu1 = 2 lam1, mu2 = lam2) is LDM(C, lam1, lam2): the same key, the
+    # same factor, taken from the cache
+    H0, _ = fo.woodbury_data(G1, y1, 2.0 * 0.5 / 20)
+    assert fo.woodbury_data(G1, y1, 2.0 * (2.0 * 0.25) / 20)[0] is H0
+
+
+def test_woodbury_cache_entry_is_read_once(monkeypatch):
+    """The cache slot is one ``(Gram, key, H, L)`` entry read once: a solve that finds its
+    Gram there gets that Gram's H and factor even if another thread (fast.cv's paths under
+    a joblib threading or Dask backend) replaces the slot in between. Simulated: the slot's
+    first read triggers another problem's Woodbury data (same shapes, same y and c). With the
+    key, H and L as separate items (before), the first problem got the second's H."""
+    from fast import odml as fo
+
+    X1, y, k = _raw_poly(7, m=30)
+    X2 = X1[::-1].copy()
+    G1, G2 = k.gram(X1), k.gram(X2)
+    c = 0.05
+    u = np.linspace(-1.0, 1.0, 30)
+    fo._WOODBURY.clear()
+    H2 = fo.woodbury_data(G2, y, c)[0].copy()
+    fo._WOODBURY.clear()
+    H1, solve1 = fo.woodbury_data(G1, y, c)                  # G1's entry in the slot
+    H1, x1 = H1.copy(), solve1(u)
+    assert not np.allclose(H1, H2)
+
+    class Interleaved(dict):
+        fired = False
+
+        def _other(self):
+            if not Interleaved.fired:
+                Interleaved.fired = True
+                fo.woodbury_data(G2, y, c)                    # the "other thread"
+
+        def get(self, *a):
+            out = dict.get(self, *a)
+            self._other()
+            return out
+
+        def __getitem__(self, key):
+            out = dict.__getitem__(self, key)
+            self._other()
+            return out
+
+    monkeypatch.setattr(fo, "_WOODBURY", Interleaved(fo._WOODBURY))
+    H, solve = fo.woodbury_data(G1, y, c)
+    assert Interleaved.fired
+    np.testing.assert_array_equal(H, H1)
+    np.testing.assert_array_equal(solve(u), x1)
+
+
+@pytest.mark.xfail(strict=True, reason=RBF_ROUNDING)
+@pytest.mark.parametrize("family,seed,rescale,grid", [
+    ("SVM", 16153, 1.0, [1.0, 2.0 ** 20]),      # features ~70, RBF Gram = I, C = 2^20
+    ("ODM", 5685463, 1e3, [4.0])])              # features ~7e4, a cold solve at lam = 4
+def test_rbf_raw_features_optimal_certifies(family, seed, rescale, grid):
+    """Found by test_path_optimal_means_certified_at_every_scale (a cold solve fails alike):
+    ``optimal`` with the certificate failing by 1.1e-6 / 1.3e-6. Passes with both patches
+    of :data:`RBF_ROUNDING`; then remove the marker."""
+    prob, _ = make_problem(family, seed)
+    if rescale != 1.0:
+        prob = with_params(prob, X=prob.X * rescale)
+        prob._cache.clear()
+    name = PATH_PARAMS[prob.family]
+    sols = fast_path(prob, random_state=0, **{name: grid})
+    for v, sol in zip(grid, sols):
+        p = with_params(prob, **{name: v})
+        p._cache.clear()
+        assert sol.status != "optimal" or p.certify(sol, reference=False).ok
