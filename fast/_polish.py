@@ -69,7 +69,7 @@ def _step_is_null(d, x):
     return np.max(np.abs(d)) <= 1e-15 * (1.0 + np.max(np.abs(x)))
 
 
-def _real_null(null, scale, x, rank):
+def _real_null(null, scale, x, rank, gnorm=0.0, null_rel=0.0):
     """Whether the component ``null`` of the free gradient in the null space of ``Q_fr`` is
     followed (the objective is linear along it: a step to the box). Not when ``Q_fr`` has
     no null space (``rank`` = the number of variables: ``null`` is then only the round-off
@@ -78,8 +78,11 @@ def _real_null(null, scale, x, rank):
     to move ``x`` (:func:`_step_is_null`): with ``|x|`` large (a box ``[0, 2^20]``),
     round-off leaves such a component in the null space of a nearly singular ``Q_fr``;
     taken as the step it stops the method as if at a working-set optimum with the range
-    component (the Newton step) still large (issue 13, LDM RBF on haberman at C = 2^20)."""
-    return (rank < null.size and np.linalg.norm(null) > 1e-10 * scale
+    component (the Newton step) still large (issue 13, LDM RBF on haberman at C = 2^20).
+    Nor when its norm is at most ``null_rel`` times ``gnorm``, the norm of the free
+    gradient (:func:`active_set_qp`'s ``null_rel``)."""
+    nn = np.linalg.norm(null)
+    return (rank < null.size and nn > 1e-10 * scale and nn > null_rel * gnorm
             and not _step_is_null(null, x))
 
 
@@ -136,7 +139,7 @@ def _ratio_step(x, d, lo, hi, W, unbounded_ok):
     return xn, False
 
 
-def active_set_qp(Q, g0, x0, lo, hi, seq=None, budget=np.inf, max_steps=None):
+def active_set_qp(Q, g0, x0, lo, hi, seq=None, budget=np.inf, max_steps=None, null_rel=0.0):
     """The QP of the module doc from ``x0`` (feasible); returns ``(x, change)``.
 
     Each step solves the Newton system on the working free set ``fr`` (the variables not
@@ -151,8 +154,19 @@ def active_set_qp(Q, g0, x0, lo, hi, seq=None, budget=np.inf, max_steps=None):
     hundreds of free variables the walk to the vertex takes 2-3 n steps, e.g. haberman RBF
     C = 2^14 - 2^20, where ``2 n + 10`` stopped it short), each about ``4 |fr|^3`` flops,
     and at most ``budget`` flops in all (then it stops where it is). ``change`` is the
-    decrease of the objective (negative when it improved); ``x`` always lies in the box and keeps ``seq^T x = seq^T x0`` up to
-    round-off.
+    decrease of the objective (negative when it improved); ``x`` always lies in the box and
+    keeps ``seq^T x = seq^T x0`` up to round-off.
+
+    ``null_rel`` (default 0: off): a null-space component of norm at most ``null_rel``
+    times the (projected) free gradient's is not followed; the Newton step is taken. Such a
+    component lives on eigenvalues just below the cutoff: the objective is linear along it
+    only over short distances, yet the ratio test follows it across the box (steps of
+    ``t ~ 10^13`` along a direction of norm ``5e-10``, ``x`` in ``[0, 2^18]``), one bound
+    per factorisation, while the range component of the gradient (its multipliers of
+    size 1-10) is left untouched; a release after such a walk then meets a step that
+    leaves the box, and the method stops on its stall rule short of the working-set
+    optimum (issue 13: SVM with intercept, RBF, haberman C = 2^18, 2^20: ``max_iter``
+    with 14 polishes; with ``1e-6``, certified).
     """
     n = g0.size
     x = x0.copy()
@@ -199,7 +213,8 @@ def active_set_qp(Q, g0, x0, lo, hi, seq=None, budget=np.inf, max_steps=None):
             keep = ev > EIG_CUTOFF * lmax if lmax > 0 else np.zeros(ev.size, bool)
             coeff = V[:, keep].T @ gf
             null = gf - V[:, keep] @ coeff         # component in the null space
-            if _real_null(null, scale, x, int(np.count_nonzero(keep))):
+            if _real_null(null, scale, x, int(np.count_nonzero(keep)),
+                          float(np.linalg.norm(gf)), null_rel):
                 d[fr] = -null                      # linear descent to the box
                 unbounded_ok = False
             else:

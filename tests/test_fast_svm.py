@@ -229,3 +229,23 @@ def test_linear_weak_regularization_keel_certifies(C):
     assert sol.solver == "fast:dcd" and sol.status == "optimal"
     assert sol.info["lowrank_steps"] > 0 and sol.info["n_iter"] < 100000
     assert prob.certify(sol, reference=False).ok
+
+
+@pytest.mark.parametrize("C", [2.0 ** 18, 2.0 ** 20])
+def test_intercept_weak_regularization_keel_certifies(C):
+    """Issue 13: KEEL haberman ([0,1], RBF gamma = 1/d, with intercept, cold) ended in
+    ``max_iter`` (300,000 iterations, 27-32 polishes) at C = 2^18 and 2^20: the polish's
+    active set followed null-space components of norm ~5e-10 (eigenvalues just below its
+    cutoff; free gradient of norm ~5) across the box, one bound per factorisation, and
+    stopped on its stall rule far from the working-set optimum. With
+    :data:`fast._smo_run.NULL_REL` it takes the Newton step there and certifies."""
+    from strategies import keel
+
+    X, y = keel("haberman", minmax=True)
+    prob = rm.SVM(X, y, C=C, kernel=rm.kernels.RBF(gamma=1.0 / X.shape[1]),
+                  fit_intercept=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        sol = fast.solve(prob)
+    assert sol.status == "optimal" and sol.info["n_polish"] > 0
+    assert prob.certify(sol, reference=False).ok

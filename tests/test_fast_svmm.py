@@ -104,3 +104,22 @@ def test_bad_arguments():
         fast.solve(prob, warm_start={"alpha": np.zeros(20), "beta": np.ones(20)})
     with pytest.raises(ValueError, match="alpha"):
         fast.solve(prob, warm_start={"beta": np.zeros(20)})
+
+
+def test_weak_regularization_keel_certifies():
+    """Issue 13: KEEL haberman ([0,1], RBF gamma = 1/d, C2 = 1, eps = 1, with intercept,
+    cold) ended in ``max_iter`` at C1 = 2^18 (300,000 iterations, 84 polishes): the
+    polish's active set followed null-space components of ~1e-10 of the free gradient
+    across the box (:data:`fast._smo_run.NULL_REL`); now it certifies."""
+    import warnings
+
+    from strategies import keel
+
+    X, y = keel("haberman", minmax=True)
+    prob = rm.SVMm(X, y, C1=2.0 ** 18, C2=1.0, eps=1.0,
+                   kernel=rm.kernels.RBF(gamma=1.0 / X.shape[1]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        sol = fast.solve(prob)
+    assert sol.status == "optimal" and sol.info["n_polish"] > 0
+    assert prob.certify(sol, reference=False).ok
