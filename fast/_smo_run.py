@@ -8,6 +8,7 @@ The driver knows no family: it takes the dual in LIBSVM's general form (per-vari
 """
 from __future__ import annotations
 
+import time
 from collections import namedtuple
 
 import numpy as np
@@ -214,6 +215,29 @@ def info_dict(source, stats, viol, tol, shrinking):
                     cache_misses=int(stats[ROW_MISS]),
                     cache_hits=int(stats[ROW_REQ] - stats[ROW_MISS]))
     return info
+
+
+def solution(prob, name, source, res, t0, max_iter, shrinking, has_eq, coef, Kc, obj,
+             variables, dual_objective):
+    """The SMO's result ``res`` (:data:`SMOResult`) as a family's ``Solution``: the family
+    gives ``coef``, ``K coef`` (``Kc``), SPEC's canonical objective ``obj``, its dual
+    variables and dual value; added here are the intercept (with the equality), ``w`` (linear
+    kernel), the status with the one not-converged warning, and the statistics."""
+    from refmodels.solution import Solution
+
+    if has_eq:
+        variables["b"] = res.b
+    if prob.kernel.is_linear:
+        variables["w"] = np.asarray(prob.X.T @ coef).ravel()
+    if res.hit_max:
+        warn_max_iter(name, res.violation, res.tol, max_iter, prob)
+    info = info_dict(source, res.stats, res.violation, res.tol, shrinking)
+    info["dual_objective"] = float(dual_objective)
+    sol = Solution(objective=obj, coef=coef, intercept=res.b, variables=variables,
+                   status="max_iter" if res.hit_max else "optimal", solver="fast:smo",
+                   form="fast", time=time.perf_counter() - t0, n_iter=res.n_iter, info=info)
+    sol._kernel_rows = source        # for fast.solve's self-check (G coef from these rows)
+    return sol
 
 
 def warn_max_iter(name, viol, tol, max_iter, prob=None):

@@ -22,8 +22,6 @@ import time
 
 import numpy as np
 
-from refmodels.solution import Solution
-
 from . import _common, _dcd, _smo_run
 from . import _kernels as _K
 
@@ -171,29 +169,16 @@ def _solve_smo(prob, has_eq, tol, max_iter, warm_start, cache_size, path, option
         source = _K.row_source(prob, cache_size)
     res = _smo_run.run(source, np.arange(m), y, -np.ones(m), np.full(m, prob.C), a0, has_eq,
                        tol, max_iter, shrinking, refine=refine, polish=polish)
-    alpha, G, b, it, hit_max = res.alpha, res.G, res.b, res.n_iter, res.hit_max
-    viol, stats, tol = res.violation, res.stats, res.tol
+    alpha, G, b = res.alpha, res.G, res.b
     coef = y * alpha
     Kc = source.K_times(coef)
     if Kc is None:
         Kc = y * (G + 1.0)            # G = Y K Y alpha - e
     gamma = y * (Kc + b)
     obj = 0.5 * float(coef @ Kc) + prob.C * float(np.sum(np.maximum(0.0, 1.0 - gamma)))
-    variables = {"alpha": alpha}
-    if has_eq:
-        variables["b"] = b
-    if prob.kernel.is_linear:
-        variables["w"] = np.asarray(prob.X.T @ coef).ravel()
-    status = "max_iter" if hit_max else "optimal"
-    if hit_max:
-        _smo_run.warn_max_iter("SVM", viol, tol, max_iter, prob)
-    info = _smo_run.info_dict(source, stats, viol, tol, shrinking)
+    sol = _smo_run.solution(prob, "SVM", source, res, t0, max_iter, shrinking, has_eq, coef,
+                            Kc, obj, {"alpha": alpha},
+                            np.sum(alpha) - 0.5 * float(coef @ Kc))
     if not has_eq:
-        info["path"] = source.path
-        info["method"] = "smo"
-    info["dual_objective"] = float(np.sum(alpha) - 0.5 * float(coef @ Kc))
-    sol = Solution(objective=obj, coef=coef, intercept=b, variables=variables, status=status,
-                   solver="fast:smo", form="fast", time=time.perf_counter() - t0, n_iter=it,
-                   info=info)
-    sol._kernel_rows = source        # for fast.solve's self-check (G coef from these rows)
+        sol.info.update(path=source.path, method="smo")
     return sol

@@ -50,8 +50,6 @@ def solve(prob, method=None, tol=None, max_iter=None, random_state=None, warm_st
     polish : None or bool; the active-set Newton refinement between chunks of SMO
         iterations (:func:`fast._smo_run.run`); None (default): on with the default ``tol``.
     """
-    from refmodels.solution import Solution
-
     if method not in (None, "smo"):
         raise ValueError(f"method must be None or 'smo' for {type(prob).__name__}; got {method!r}")
     t0 = time.perf_counter()
@@ -72,8 +70,7 @@ def solve(prob, method=None, tol=None, max_iter=None, random_state=None, warm_st
     has_eq = bool(prob.fit_intercept)
     res = _smo_run.run(source, pt, s, p, u, z0, has_eq, tol, max_iter, shrinking,
                        refine=refine, polish=polish)
-    z, G, b, it, hit_max = res.alpha, res.G, res.b, res.n_iter, res.hit_max
-    viol, stats, tol = res.violation, res.stats, res.tol
+    z, G, b = res.alpha, res.G, res.b
     alpha, beta = z[:m].copy(), z[m:].copy()
     coef = y * (alpha - beta)
     Kc = source.K_times(coef)
@@ -82,19 +79,7 @@ def solve(prob, method=None, tol=None, max_iter=None, random_state=None, warm_st
     gamma = y * (Kc + b)
     obj = (0.5 * float(coef @ Kc) + C1 * float(np.sum(np.maximum(0.0, 1.0 - gamma)))
            + C2 * float(np.sum(np.maximum(0.0, gamma - 1.0 - eps))))
-    variables = {"alpha": alpha, "beta": beta}
-    if has_eq:
-        variables["b"] = b
-    if prob.kernel.is_linear:
-        variables["w"] = np.asarray(prob.X.T @ coef).ravel()
-    status = "max_iter" if hit_max else "optimal"
-    if hit_max:
-        _smo_run.warn_max_iter(type(prob).__name__, viol, tol, max_iter, prob)
-    info = _smo_run.info_dict(source, stats, viol, tol, shrinking)
-    info["dual_objective"] = float(np.sum(alpha) - (1.0 + eps) * np.sum(beta)
-                                   - 0.5 * float(coef @ Kc))
-    sol = Solution(objective=obj, coef=coef, intercept=b, variables=variables, status=status,
-                   solver="fast:smo", form="fast", time=time.perf_counter() - t0, n_iter=it,
-                   info=info)
-    sol._kernel_rows = source        # for fast.solve's self-check (G coef from these rows)
-    return sol
+    return _smo_run.solution(prob, type(prob).__name__, source, res, t0, max_iter, shrinking,
+                             has_eq, coef, Kc, obj, {"alpha": alpha, "beta": beta},
+                             np.sum(alpha) - (1.0 + eps) * np.sum(beta)
+                             - 0.5 * float(coef @ Kc))
