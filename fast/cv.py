@@ -59,7 +59,10 @@ def _fold_path(cls, kernel, X_tr, y_tr, X_te, y_te, classes, fixed, path_name, v
                method, tol, max_iter, random_state, verbose):
     """Fit the path on the training part, score every point on the test part.
 
-    Returns ``(accuracy (n_values,), fit seconds (n_values,), score seconds (n_values,))``.
+    Returns ``(accuracy (n_values,), fit seconds (n_values,), score seconds (n_values,),
+    fits not certified (n_values,))``: the last counts, per value, the solves (one per class
+    in one-vs-rest) whose status is neither ``"optimal"`` nor ``"converged"`` (their own
+    warnings are silenced here; :meth:`_PathSearchCV.fit` reports them once).
     """
     import warnings
 
@@ -72,6 +75,7 @@ def _fold_path(cls, kernel, X_tr, y_tr, X_te, y_te, classes, fixed, path_name, v
     scores = np.zeros((n, X_te.shape[0], len(targets)))
     fit_t = np.zeros(n)
     score_t = np.zeros(n)
+    not_optimal = np.zeros(n, dtype=np.int64)
     Kx = None
     for j, t in enumerate(targets):
         prob = cls(X_tr, t, kernel=kernel, **{path_name: values[0]}, **fixed)
@@ -82,6 +86,7 @@ def _fold_path(cls, kernel, X_tr, y_tr, X_te, y_te, classes, fixed, path_name, v
                          random_state=random_state, **{path_name: values})
         for k, sol in enumerate(sols):
             fit_t[k] += sol.time
+            not_optimal[k] += sol.status not in ("optimal", "converged")
             t0 = time.perf_counter()
             if kernel.is_linear:
                 w = sol.variables.get("w")
@@ -105,7 +110,7 @@ def _fold_path(cls, kernel, X_tr, y_tr, X_te, y_te, classes, fixed, path_name, v
     if verbose >= 10:
         print(f"[CV] {fixed} {path_name}={list(values)}: accuracies "
               f"{np.round(acc, 4).tolist()}, fit {fit_t.sum():.3f} s", flush=True)
-    return acc, fit_t, score_t
+    return acc, fit_t, score_t, not_optimal
 
 
 class _PathSearchCV(StoresInitParams, ClassifierMixin, BaseEstimator):
@@ -197,20 +202,24 @@ class _PathSearchCV(StoresInitParams, ClassifierMixin, BaseEstimator):
         candidates = list(ParameterGrid(grid))
         n_cand = len(candidates)
         index = {}
-        for (f_idx, o_idx), (acc, fit_t, score_t) in zip((k for k, _ in tasks), outs):
+        for (f_idx, o_idx), (acc, fit_t, score_t, bad) in zip((k for k, _ in tasks), outs):
             for p_idx in range(len(path_vals)):
-                index[(f_idx, o_idx, p_idx)] = (acc[p_idx], fit_t[p_idx], score_t[p_idx])
+                index[(f_idx, o_idx, p_idx)] = (acc[p_idx], fit_t[p_idx], score_t[p_idx],
+                                                bad[p_idx])
         other_key = {tuple(sorted(o.items())): i for i, o in enumerate(other_points)}
         split = np.zeros((n_splits, n_cand))
         fit_times = np.zeros((n_splits, n_cand))
         score_times = np.zeros((n_splits, n_cand))
+        not_optimal = np.zeros((n_splits, n_cand), dtype=np.int64)
         for c_idx, cand in enumerate(candidates):
             o_idx = other_key[tuple(sorted((k, v) for k, v in cand.items() if k != path_name))]
             p_idx = path_vals.index(cand[path_name])
             for f_idx in range(n_splits):
-                split[f_idx, c_idx], fit_times[f_idx, c_idx], score_times[f_idx, c_idx] = \
-                    index[(f_idx, o_idx, p_idx)]
+                (split[f_idx, c_idx], fit_times[f_idx, c_idx], score_times[f_idx, c_idx],
+                 not_optimal[f_idx, c_idx]) = index[(f_idx, o_idx, p_idx)]
         self.cv_results_ = self._results(candidates, split, fit_times, score_times)
+        self.cv_results_["n_fits_not_optimal"] = not_optimal.sum(axis=0)
+        self._warn_not_optimal(not_optimal, candidates)
         self.best_index_ = int(np.argmin(self.cv_results_["rank_test_score"]))
         self.best_params_ = dict(candidates[self.best_index_])
         self.best_score_ = float(self.cv_results_["mean_test_score"][self.best_index_])
@@ -223,6 +232,26 @@ class _PathSearchCV(StoresInitParams, ClassifierMixin, BaseEstimator):
             self.refit_time_ = time.perf_counter() - t0
         self.n_features_in_ = X.shape[1]
         return self
+
+    def _warn_not_optimal(self, not_optimal, candidates):
+        """One ``ConvergenceWarning`` for the fold fits that did not reach the certificate's
+        tolerance (each fold's own warnings are silenced below ``verbose=10``): their scores
+        count in ``cv_results_`` like the others, as in ``GridSearchCV``, and
+        ``cv_results_["n_fits_not_optimal"]`` says where they are."""
+        total = int(not_optimal.sum())
+        if total == 0 or int(self.verbose) >= 10:
+            return
+        import warnings
+
+        from sklearn.exceptions import ConvergenceWarning
+
+        worst = int(np.argmax(not_optimal.sum(axis=0)))
+        warnings.warn(f"{type(self).__name__}: {total} of the fold fits did not reach the "
+                      f"certificate's tolerance (status max_iter or inaccurate) in "
+                      f"{int(np.count_nonzero(not_optimal.sum(axis=0)))} of {len(candidates)} "
+                      f"candidates, most at {dict(candidates[worst])}; their scores are kept "
+                      f"(see cv_results_['n_fits_not_optimal']; raise max_iter, or scale the "
+                      f"features)", ConvergenceWarning, stacklevel=3)
 
     @staticmethod
     def _results(candidates, split, fit_times, score_times):

@@ -219,3 +219,24 @@ def test_cv_refit_is_trusted_on_raw_features(cls, grid, kernel):
             assert cert.ok, f"silent wrong answer in the refit {cv.best_params_}\n{cert}"
         else:
             assert warned, f"refit {cv.best_params_}: status {sol.status!r} without a warning"
+
+
+def test_fold_fits_that_did_not_converge_are_reported_once():
+    """Each fold's own ConvergenceWarning is silenced inside the paths; the search says once
+    how many fold fits missed the certificate's tolerance, and cv_results_ says where."""
+    from sklearn.exceptions import ConvergenceWarning
+
+    X, y = _binary(m=80, d=3, seed=5)
+    kw = dict(lams=[1.0, 1024.0], mus=[0.5], thetas=[0.3], cv=2, refit=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        ok = ODMClassifierCV(**kw).fit(X, y)           # converges: no warning
+    assert np.array_equal(ok.cv_results_["n_fits_not_optimal"], [0, 0])
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        bad = ODMClassifierCV(**kw, max_iter=1).fit(X, y)
+    ours = [w for w in rec if issubclass(w.category, ConvergenceWarning)]
+    assert len(ours) == 1 and "fold fits did not reach" in str(ours[0].message), \
+        [str(w.message) for w in rec]
+    n_bad = bad.cv_results_["n_fits_not_optimal"]
+    assert n_bad.shape == (2,) and np.all(n_bad >= 1) and np.all(n_bad <= 2)
