@@ -6,8 +6,9 @@ papers, then refit the plain estimator of :mod:`fast.estimators` on the whole tr
 They expose ``best_params_``, ``best_score_``, ``best_index_``, ``cv_results_`` (the keys of
 ``GridSearchCV``: ``params``, ``param_<name>``, ``split<k>_test_score``,
 ``mean_test_score``, ``std_test_score``, ``rank_test_score``, ``mean_fit_time``,
-``std_fit_time``, ``mean_score_time``, ``std_score_time``) and ``best_estimator_``, and
-predict through it. Candidates are listed in ``ParameterGrid`` order and the folds are
+``std_fit_time``, ``mean_score_time``, ``std_score_time``; and ``n_fits_not_optimal``: per
+candidate, the fold fits whose solve did not reach the certificate's tolerance, reported
+together in one ``ConvergenceWarning``) and ``best_estimator_``, and predict through it. Candidates are listed in ``ParameterGrid`` order and the folds are
 ``check_cv(cv, y, classifier=True)``'s, as ``GridSearchCV`` does, so the two give the
 same table (up to the solvers' tolerance).
 
@@ -316,7 +317,8 @@ _CV_DOC = """{family} with its hyperparameters chosen by ``cv``-fold cross-valid
 
     Attributes
     ----------
-    best_params_, best_score_, best_index_, cv_results_ (as ``GridSearchCV``),
+    best_params_, best_score_, best_index_, cv_results_ (as ``GridSearchCV``, with
+    ``n_fits_not_optimal``),
     best_estimator_ (a fitted :class:`fast.{family}Classifier`), classes_, n_splits_,
     cv_time_ and refit_time_ (seconds).
     """
