@@ -22,6 +22,8 @@ import scipy.sparse as sp
 from numba import njit
 
 LINEAR, RBF, POLY, PRECOMPUTED = 0, 1, 2, 3
+# (compile options: ``no_cfunc_wrapper``, and no CPython entry point for :func:`source_row`,
+# which only compiled code calls; see :mod:`fast._smo`)
 
 
 def kernel_params(kernel):
@@ -68,7 +70,7 @@ _LN2_HI = 6.93147180369123816490e-01     # ln 2 in two parts (Cody and Waite)
 _LN2_LO = 1.90821492927058770002e-10
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def exp_nonpositive(x, out, work):
     """``out = exp(x)`` for ``x <= 0``; ``x``, ``out`` and the float64 buffer ``work`` must be
     three different arrays of the same size (aliasing would keep LLVM from vectorising).
@@ -99,7 +101,7 @@ def exp_nonpositive(x, out, work):
         out[j] *= work[j]
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def kernel_row(kind, gamma, degree, coef0, X, sqnorms, i, out):
     """``out[j] = k(x_i, x_j)`` for every training row ``j`` (``X`` dense, C-contiguous)."""
     m = X.shape[0]
@@ -143,7 +145,7 @@ def make_cache(m, cache_size_mb):
     return slots, slot_of, owner, last_used
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def get_row(i, kind, gamma, degree, coef0, X, sqnorms, slots, slot_of, owner, last_used, tick):
     """Row ``i`` of the kernel matrix through the LRU cache (a view of its slot).
 
@@ -209,7 +211,7 @@ def gram(kernel, X):
     return np.ascontiguousarray(kernel.gram(X), dtype=np.float64)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _rbf_gram(X, sq, gamma):
     """The RBF Gram of the rows of ``X`` (dense, C-contiguous): row by row over the upper
     triangle (the inner products by BLAS gemv, the exponential vectorised by
@@ -339,7 +341,7 @@ class RowSource:
         return _rows_times(v, self.src, np.zeros(8, dtype=np.int64))
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _rows_times(v, src, stats):
     """``sum_i v_i K[i, :]`` over the non-zeros of ``v`` (``K`` symmetric: ``K v``)."""
     out = np.zeros(v.shape[0])
@@ -351,7 +353,7 @@ def _rows_times(v, src, stats):
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def source_row(k, src, stats):
     """Row ``k`` of ``K`` from a :class:`RowSource`'s ``src``: the Gram's row, or the LRU
     cache (computing it on a miss); counts requests and misses in ``stats``."""

@@ -13,11 +13,14 @@ from numba import njit
 
 from ._kernels import source_row as _row
 
+# (compile options: see :mod:`fast._smo`; the helpers that only compiled code calls have no
+# CPython entry point)
+
 #: the solver's statistics slot counting Newton steps (:mod:`fast._smo`)
 _POLISH = 6
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _point_bounds(q, A, S, P, U, UP, LOW):
     """``UP[q]`` (max ``-s_t p_t`` over the copies in ``I_up``) and ``LOW[q]`` (max
     ``s_t p_t`` over the copies in ``I_low``), ``-inf`` when there is none."""
@@ -40,7 +43,7 @@ def _point_bounds(q, A, S, P, U, UP, LOW):
     LOW[q] = low
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _update_fbar(was_upper, now_upper, su, Krow, pidx, fbar):
     """``fbar += +-s_t u_t K_{:, pt_t}`` when copy ``t`` reached or left its upper bound."""
     if was_upper != now_upper:
@@ -49,7 +52,7 @@ def _update_fbar(was_upper, now_upper, su, Krow, pidx, fbar):
             fbar[q] += c * Krow[pidx[q]]
 
 
-@njit(cache=True, fastmath={"reassoc", "contract"})
+@njit(cache=True, fastmath={"reassoc", "contract"}, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _dot_rows(M, i, j, n):
     """``M[i, :n] @ M[j, :n]`` (reassociated: LLVM vectorises it, 4x faster)."""
     acc = 0.0
@@ -58,7 +61,7 @@ def _dot_rows(M, i, j, n):
     return acc
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _cholesky(M, n):
     """Lower Cholesky factor of ``M[:n, :n]`` in place (row-major, the inner products run
     along rows); False when a pivot is not above ``1e-12`` times the largest diagonal."""
@@ -79,7 +82,7 @@ def _cholesky(M, n):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _chol_solve(L, n, x):
     """``x <- (L L^T)^{-1} x`` for the factor of :func:`_cholesky`."""
     for i in range(n):
@@ -94,7 +97,7 @@ def _chol_solve(L, n, x):
         x[i] = acc / L[i, i]
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _newton(st, active_size, has_eq, src, stats, budget):
     """Newton step on the free set, the equality kept (beyond LIBSVM): returns True if
     applied.

@@ -217,6 +217,24 @@ def test_cholesky_and_solve_match_numpy_and_refuse_singular():
     assert not _smo_newton._cholesky(low_rank.copy(), 30)
 
 
+# ---- compile options ----------------------------------------------------------------------
+def test_helpers_without_a_python_entry_point_are_private():
+    """The SMO's helpers compiled without a CPython entry point (``no_cpython_wrapper``, a
+    sixth of the SMO's cold compile; a call from Python would crash the interpreter) are
+    private, and none of the functions Python calls is among them."""
+    called_from_python = {_smo.smo_solve, _smo.wss_variables, _smo.intercept_from_gradient,
+                          _smo_newton._cholesky, _smo_newton._chol_solve, K.kernel_row,
+                          K.get_row, K.exp_nonpositive, K._rows_times, K._rbf_gram}
+    without = set()
+    for mod in (_smo, _smo_newton, K):
+        for name, f in vars(mod).items():
+            if getattr(f, "targetoptions", {}).get("no_cpython_wrapper"):
+                without.add(f)
+                assert name.startswith("_") or f is K.source_row, name
+    assert not without & called_from_python
+    assert len(without) >= 20           # (the SMO's helpers: 22 and source_row)
+
+
 @pytest.mark.parametrize("kernel,eps", [(rm.kernels.RBF(0.3), 0.5), (rm.kernels.RBF(1.0), 0.0),
                                         (rm.kernels.Linear(), 0.3)])
 def test_newton_step_reaches_the_plain_smo_optimum(kernel, eps):
