@@ -101,6 +101,23 @@ def exp_nonpositive(x, out, work):
         out[j] *= work[j]
 
 
+#: ``||x||^2 + ||z||^2 - 2 x^T z`` below this fraction of ``||x||^2 + ||z||^2`` is rounding
+#: (a point and itself, a near duplicate): the squared distance is then summed from the
+#: differences (on raw features ~7e4 the expansion put the RBF diagonal at 1 - 7.7e-6, and
+#: refmodels' Gram rounds differently: an ``optimal`` point failed the certificate)
+TINY_SQ = 1e-8
+
+
+@njit(cache=True, no_cfunc_wrapper=True)
+def sq_distance(X, i, j):
+    """``||x_i - x_j||^2`` summed from the differences (0 for ``i == j``)."""
+    d = 0.0
+    for k in range(X.shape[1]):
+        e = X[i, k] - X[j, k]
+        d += e * e
+    return d
+
+
 @njit(cache=True, no_cfunc_wrapper=True)
 def kernel_row(kind, gamma, degree, coef0, X, sqnorms, i, out):
     """``out[j] = k(x_i, x_j)`` for every training row ``j`` (``X`` dense, C-contiguous)."""
@@ -116,8 +133,8 @@ def kernel_row(kind, gamma, degree, coef0, X, sqnorms, i, out):
         sqi = sqnorms[i]
         for j in range(m):
             sq = sqi + sqnorms[j] - 2.0 * out[j]
-            if sq < 0.0:
-                sq = 0.0
+            if sq <= TINY_SQ * (sqi + sqnorms[j]):
+                sq = sq_distance(X, i, j)          # cancellation: the difference itself
             out[j] = -gamma * sq
         x = out.copy()
         exp_nonpositive(x, out, np.empty(m))
@@ -228,7 +245,9 @@ def _rbf_gram(X, sq, gamma):
         sqi = sq[i]
         for t in range(n):
             d = sqi + sq[i + t] - 2.0 * x[t]
-            x[t] = -gamma * (d if d > 0.0 else 0.0)
+            if d <= TINY_SQ * (sqi + sq[i + t]):
+                d = sq_distance(X, i, i + t)       # cancellation: the difference itself
+            x[t] = -gamma * d
         exp_nonpositive(x[:n], out[:n], work[:n])
         for t in range(n):
             G[i, i + t] = out[t]

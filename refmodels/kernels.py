@@ -95,8 +95,17 @@ class RBF(Kernel):
         # ||x - z||^2 = ||x||^2 + ||z||^2 - 2 x^T z, in place in one m x n buffer
         K = X @ Z.T
         K *= -2.0
-        K += np.einsum("ij,ij->i", X, X)[:, None]
-        K += np.einsum("ij,ij->i", Z, Z)[None, :]
+        nx, nz = np.einsum("ij,ij->i", X, X), np.einsum("ij,ij->i", Z, Z)
+        K += nx[:, None]
+        K += nz[None, :]
+        # a point and itself (or a near duplicate): the expansion leaves about
+        # eps (||x||^2 + ||z||^2) where ||x - z||^2 is smaller (features ~70: the diagonal
+        # 1 - 6.6e-12, which a hinge weighted by C = 2^20 turns into a duality gap of 1e-6);
+        # those entries from the differences, as fast's kernel rows (fast/_kernels.py) do
+        i, j = np.nonzero(K <= 1e-8 * (nx[:, None] + nz[None, :]))
+        if i.size:
+            diff = X[i] - Z[j]
+            K[i, j] = np.einsum("ij,ij->i", diff, diff)
         np.maximum(K, 0.0, out=K)
         K *= -self.gamma
         np.exp(K, out=K)

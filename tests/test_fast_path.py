@@ -303,38 +303,6 @@ def _path_recorded(prob, grid, **kw):
     return records, sols
 
 
-#: a known single-solve failure (not the path's): on raw features the RBF Gram's entries
-#: near 1 (a point and itself, near duplicates) carry the rounding of the expansion
-#: ||x||^2 + ||z||^2 - 2 x^T z, about eps ||x - mean||^2 (features ~70: 1 - 6.6e-12;
-#: ~7e4: 1 - 7.7e-6), and fast's Gram / kernel rows and refmodels' Gram round differently:
-#: the solve is exact for fast's Gram, the certificate (refmodels' Gram) fails, e.g. at
-#: C = 2^20 by 1.1e-6. Fixed by /tmp/hg/rbf_gram_diagonal.patch (refmodels/kernels.py) with
-#: /tmp/hg/fast_kernels_rbf_exact.patch (fast/_kernels.py): tiny squared distances summed
-#: from the differences, k(x, x) = 1 exactly in both layers
-RBF_ROUNDING = ("known: fast's and refmodels' RBF Grams round k(x, x) ~ 1 differently on "
-                "raw features (eps ||x||^2), the certificate fails by ~1e-6 (not a path defect)")
-
-
-def _note(text):
-    try:
-        note(text)
-    except Exception:                                    # outside a Hypothesis test
-        pass
-
-
-def _rbf_rounding_cause(prob, sol):
-    """Whether a failing certificate holds with the Gram fast computes (the RBF rounding of
-    :data:`RBF_ROUNDING`, not a wrong point)."""
-    if not isinstance(prob.kernel, rm.kernels.RBF):
-        return False
-    from fast import _kernels
-
-    q = with_params(prob)
-    q._cache.clear()
-    _kernels.build_gram(q)
-    return q.certify(sol, reference=False).ok
-
-
 def _assert_path_trusted(prob, name, values, records, sols, certified):
     """The trust property at every point of a path: ``optimal`` certifies against a problem
     built from scratch (not the path's), anything else is an honest status that warned; the
@@ -351,11 +319,6 @@ def _assert_path_trusted(prob, name, values, records, sols, certified):
         fresh._cache.clear()                             # its own Gram, feature map
         cert = fresh.certify(sol, reference=False)
         if sol.status == "optimal":
-            if not cert.ok and _rbf_rounding_cause(fresh, sol):
-                # the one known exception (pinned by the strict xfail below); not
-                # pytest.xfail here, which Hypothesis would shrink as a failure
-                _note(f"{name}={v:g}: {RBF_ROUNDING}")
-                continue
             assert cert.ok, f"silent wrong answer at {name}={v:g}: 'optimal' but\n{cert}"
         else:
             assert warned, f"{name}={v:g}: status {sol.status!r} without a ConvergenceWarning"
@@ -530,14 +493,16 @@ def test_woodbury_cache_entry_is_read_once(monkeypatch):
     np.testing.assert_array_equal(solve(u), x1)
 
 
-@pytest.mark.xfail(strict=True, reason=RBF_ROUNDING)
 @pytest.mark.parametrize("family,seed,rescale,grid", [
     ("SVM", 16153, 1.0, [1.0, 2.0 ** 20]),      # features ~70, RBF Gram = I, C = 2^20
     ("ODM", 5685463, 1e3, [4.0])])              # features ~7e4, a cold solve at lam = 4
 def test_rbf_raw_features_optimal_certifies(family, seed, rescale, grid):
-    """Found by test_path_optimal_means_certified_at_every_scale (a cold solve fails alike):
-    ``optimal`` with the certificate failing by 1.1e-6 / 1.3e-6. Passes with both patches
-    of :data:`RBF_ROUNDING`; then remove the marker."""
+    """Found by test_path_optimal_means_certified_at_every_scale (a cold solve failed
+    alike): ``optimal`` with the certificate failing by 1.1e-6 / 1.3e-6. On raw features the
+    RBF entries near 1 (a point and itself, near duplicates) carried the rounding of
+    ``||x||^2 + ||z||^2 - 2 x^T z`` (~eps ||x||^2: features ~70 gave k(x, x) = 1 - 6.6e-12,
+    ~7e4 gave 1 - 7.7e-6) and fast's rows and refmodels' Gram rounded differently; both
+    layers now sum tiny squared distances from the differences (k(x, x) = 1 exactly)."""
     prob, _ = make_problem(family, seed)
     if rescale != 1.0:
         prob = with_params(prob, X=prob.X * rescale)
