@@ -249,3 +249,16 @@ def test_intercept_weak_regularization_keel_certifies(C):
         sol = fast.solve(prob)
     assert sol.status == "optimal" and sol.info["n_polish"] > 0
     assert prob.certify(sol, reference=False).ok
+
+
+def test_reported_objective_is_the_certificates_on_raw_linear_features():
+    """Found by hypothesis (two points, one feature ~1e6, C = 1, ``method="smo"``): the
+    SMO's objective through ``coef^T K coef`` (Gram entries 1e12) was 1.1e-5 off the exact
+    value at its own point; a linear kernel's objective is now evaluated through the
+    feature map, as the certificate evaluates it."""
+    X = np.array([[1000211.88715191], [1000533.43561568]])
+    prob = rm.SVM(X, np.array([1, -1]), C=1.0, kernel=rm.kernels.Linear())
+    sol = fast.solve(prob, method="smo")
+    cert = prob.certify(sol, reference=False)
+    assert sol.status == "optimal" and cert.ok
+    assert abs(sol.objective - cert.values["objective"]) <= 1e-9 * cert.values["objective"]
