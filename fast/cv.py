@@ -8,7 +8,9 @@ They expose ``best_params_``, ``best_score_``, ``best_index_``, ``cv_results_`` 
 ``mean_test_score``, ``std_test_score``, ``rank_test_score``, ``mean_fit_time``,
 ``std_fit_time``, ``mean_score_time``, ``std_score_time``; and ``n_fits_not_optimal``: per
 candidate, the fold fits whose solve did not reach the certificate's tolerance, reported
-together in one ``ConvergenceWarning``) and ``best_estimator_``, and predict through it. Candidates are listed in ``ParameterGrid`` order and the folds are
+together in one ``ConvergenceWarning``) and ``best_estimator_``, and predict through it. A
+fold path that a solver refuses (``SolverError``) scores NaN and ranks last, with one
+``FitFailedWarning``, as ``GridSearchCV``'s ``error_score=np.nan``. Candidates are listed in ``ParameterGrid`` order and the folds are
 ``check_cv(cv, y, classifier=True)``'s, as ``GridSearchCV`` does, so the two give the
 same table (up to the solvers' tolerance).
 
@@ -61,13 +63,18 @@ def _fold_path(cls, kernel, X_tr, y_tr, X_te, y_te, classes, fixed, path_name, v
     """Fit the path on the training part, score every point on the test part.
 
     Returns ``(accuracy (n_values,), fit seconds (n_values,), score seconds (n_values,),
-    fits not certified (n_values,))``: the last counts, per value, the solves (one per class
-    in one-vs-rest) whose status is neither ``"optimal"`` nor ``"converged"`` (their own
-    warnings are silenced here; :meth:`_PathSearchCV.fit` reports them once).
+    fits not certified (n_values,), error)``: the fourth counts, per value, the solves (one
+    per class in one-vs-rest) whose status is neither ``"optimal"`` nor ``"converged"``
+    (their own warnings are silenced here; :meth:`_PathSearchCV.fit` reports them once).
+    ``error`` is None, or the message of a ``SolverError`` (a solver's honest refusal, e.g.
+    a factorisation that fails at the data's scale) that stopped the path: then every value
+    scores NaN, as ``GridSearchCV``'s ``error_score=np.nan`` scores a failed fit.
     """
     import warnings
 
     from sklearn.exceptions import ConvergenceWarning
+
+    from refmodels.solution import SolverError
 
     from .path import path as _path
 
@@ -83,8 +90,11 @@ def _fold_path(cls, kernel, X_tr, y_tr, X_te, y_te, classes, fixed, path_name, v
         with warnings.catch_warnings():
             if verbose < 10:
                 warnings.simplefilter("ignore", ConvergenceWarning)
-            sols = _path(prob, method=method, tol=tol, max_iter=max_iter,
-                         random_state=random_state, **{path_name: values})
+            try:
+                sols = _path(prob, method=method, tol=tol, max_iter=max_iter,
+                             random_state=random_state, **{path_name: values})
+            except SolverError as exc:
+                return np.full(n, np.nan), fit_t, score_t, not_optimal, str(exc)
         for k, sol in enumerate(sols):
             fit_t[k] += sol.time
             not_optimal[k] += sol.status not in ("optimal", "converged")
@@ -111,7 +121,7 @@ def _fold_path(cls, kernel, X_tr, y_tr, X_te, y_te, classes, fixed, path_name, v
     if verbose >= 10:
         print(f"[CV] {fixed} {path_name}={list(values)}: accuracies "
               f"{np.round(acc, 4).tolist()}, fit {fit_t.sum():.3f} s", flush=True)
-    return acc, fit_t, score_t, not_optimal
+    return acc, fit_t, score_t, not_optimal, None
 
 
 class _PathSearchCV(StoresInitParams, ClassifierMixin, BaseEstimator):
@@ -203,7 +213,11 @@ class _PathSearchCV(StoresInitParams, ClassifierMixin, BaseEstimator):
         candidates = list(ParameterGrid(grid))
         n_cand = len(candidates)
         index = {}
-        for (f_idx, o_idx), (acc, fit_t, score_t, bad) in zip((k for k, _ in tasks), outs):
+        errors = [out[4] for out in outs if out[4] is not None]
+        if len(errors) == len(outs):
+            raise ValueError(f"All the {len(outs)} fold paths failed (a SolverError in each); "
+                             f"the first: {errors[0]}")
+        for (f_idx, o_idx), (acc, fit_t, score_t, bad, _) in zip((k for k, _ in tasks), outs):
             for p_idx in range(len(path_vals)):
                 index[(f_idx, o_idx, p_idx)] = (acc[p_idx], fit_t[p_idx], score_t[p_idx],
                                                 bad[p_idx])
@@ -221,6 +235,15 @@ class _PathSearchCV(StoresInitParams, ClassifierMixin, BaseEstimator):
         self.cv_results_ = self._results(candidates, split, fit_times, score_times)
         self.cv_results_["n_fits_not_optimal"] = not_optimal.sum(axis=0)
         self._warn_not_optimal(not_optimal, candidates)
+        if errors:
+            import warnings
+
+            from sklearn.exceptions import FitFailedWarning
+
+            warnings.warn(f"{type(self).__name__}: {len(errors)} of the {len(outs)} fold paths "
+                          f"failed (a SolverError); their candidates score NaN in those folds "
+                          f"and rank last, as GridSearchCV's error_score=np.nan. The first: "
+                          f"{errors[0]}", FitFailedWarning, stacklevel=2)
         self.best_index_ = int(np.argmin(self.cv_results_["rank_test_score"]))
         self.best_params_ = dict(candidates[self.best_index_])
         self.best_score_ = float(self.cv_results_["mean_test_score"][self.best_index_])
@@ -274,7 +297,12 @@ class _PathSearchCV(StoresInitParams, ClassifierMixin, BaseEstimator):
         mean = split.mean(axis=0)
         res["mean_test_score"] = mean
         res["std_test_score"] = split.std(axis=0)
-        res["rank_test_score"] = rankdata(-np.round(mean, 12), method="min").astype(np.int32)
+        # NaN means (a failed fold path) rank last, as in GridSearchCV
+        if np.all(np.isnan(mean)):
+            res["rank_test_score"] = np.ones(n_cand, dtype=np.int32)
+        else:
+            ranked = np.nan_to_num(np.round(mean, 12), nan=np.nanmin(mean) - 1.0)
+            res["rank_test_score"] = rankdata(-ranked, method="min").astype(np.int32)
         res["mean_fit_time"] = fit_times.mean(axis=0)
         res["std_fit_time"] = fit_times.std(axis=0)
         res["mean_score_time"] = score_times.mean(axis=0)

@@ -240,3 +240,37 @@ def test_fold_fits_that_did_not_converge_are_reported_once():
         [str(w.message) for w in rec]
     n_bad = bad.cv_results_["n_fits_not_optimal"]
     assert n_bad.shape == (2,) and np.all(n_bad >= 1) and np.all(n_bad <= 2)
+
+
+def test_a_path_that_raises_solver_error_scores_nan_and_ranks_last(monkeypatch):
+    """A SolverError (a solver's honest refusal, e.g. a factorisation failing at the data's
+    scale) in one fold path no longer aborts the search: its candidates score NaN there and
+    rank last, with one FitFailedWarning, as GridSearchCV's error_score=np.nan; all paths
+    failing is an error."""
+    from sklearn.exceptions import FitFailedWarning
+
+    import sys
+
+    from refmodels import SolverError
+
+    fp = sys.modules["fast.path"]           # (fast.path is also the function's name)
+    real = fp.path
+
+    def refuses_mu_08(prob, **kw):
+        if prob.mu == 0.8:
+            raise SolverError("refused for the test")
+        return real(prob, **kw)
+
+    monkeypatch.setattr(fp, "path", refuses_mu_08)
+    X, y = _binary(m=80, d=3, seed=6)
+    kw = dict(lams=[1.0, 16.0], mus=[0.5, 0.8], thetas=[0.3], cv=2)
+    with pytest.warns(FitFailedWarning, match="2 of the 4 fold paths failed"):
+        cv = ODMClassifierCV(**kw).fit(X, y)
+    mus = np.asarray(cv.cv_results_["param_mu"])
+    assert np.all(np.isnan(cv.cv_results_["mean_test_score"][mus == 0.8]))
+    assert np.all(np.isfinite(cv.cv_results_["mean_test_score"][mus == 0.5]))
+    assert np.all(cv.cv_results_["rank_test_score"][mus == 0.8]
+                  > cv.cv_results_["rank_test_score"][mus == 0.5].max())
+    assert cv.best_params_["mu"] == 0.5 and hasattr(cv, "best_estimator_")
+    with pytest.raises(ValueError, match="All the 2 fold paths failed"):
+        ODMClassifierCV(lams=[1.0], mus=[0.8], thetas=[0.3], cv=2).fit(X, y)
