@@ -85,6 +85,7 @@ class RBF(Kernel):
         return {"gamma": self.gamma}
 
     def cross(self, X, Z):
+        same = Z is X                                  # the Gram: its diagonal is exactly 1
         X, Z = _dense(X), _dense(Z)
         # The kernel is translation-invariant: centre both sides on X's mean first. The
         # expansion below loses about eps * ||x||^2 to cancellation, so a large common
@@ -102,8 +103,17 @@ class RBF(Kernel):
         # eps (||x||^2 + ||z||^2) where ||x - z||^2 is smaller (features ~70: the diagonal
         # 1 - 6.6e-12, which a hinge weighted by C = 2^20 turns into a duality gap of 1e-6);
         # those entries from the differences, as fast's kernel rows (fast/_kernels.py) do
-        i, j = np.nonzero(K <= 1e-8 * (nx[:, None] + nz[None, :]))
-        if i.size:
+        # (screened against the largest threshold first: no m x n temporaries of floats, and
+        # positions only where some entry qualifies; a Gram's diagonal is set directly)
+        if same:
+            np.fill_diagonal(K, 0.0)
+        near = K <= (1e-8 * (float(nx.max()) + float(nz.max())) if K.size else 0.0)
+        if same:
+            np.fill_diagonal(near, False)
+        if near.any():
+            i, j = np.nonzero(near)
+            keep = K[i, j] <= 1e-8 * (nx[i] + nz[j])
+            i, j = i[keep], j[keep]
             diff = X[i] - Z[j]
             K[i, j] = np.einsum("ij,ij->i", diff, diff)
         np.maximum(K, 0.0, out=K)
