@@ -52,6 +52,13 @@ def _binary_check(prob, sol):
                  ([coef] if coef is not None else []) + ([w] if w is not None else []))
     if not finite or not np.isfinite(b):
         return {"finite": np.inf}, np.nan
+
+    def through_features(v):
+        """The objective at ``w = v`` through the feature map ``X`` (the certificate's way),
+        and the margins."""
+        gv = prob.y * (np.asarray(prob.X @ v).ravel() + (b if prob.has_intercept else 0.0))
+        return prob.objective_from_margins(gv, float(v @ v)), gv
+
     if coef is not None:
         rows = sol.__dict__.pop("_kernel_rows", None)    # the solver's exact kernel rows
         Gc = rows.times(coef) if rows is not None else None
@@ -64,11 +71,10 @@ def _binary_check(prob, sol):
             # the objective reported: through the feature map, as the certificate evaluates
             # it. coef^T K coef loses ~eps max|K| |coef|^2 (two points, one feature ~1e6: the
             # SMO's objective 1.1e-5 off the exact value at its point, the certificate's 3e-10)
-            gw = prob.y * (np.asarray(prob.X @ wc).ravel() + (b if prob.has_intercept else 0.0))
-            P_report = prob.objective_from_margins(gw, float(wc @ wc))
+            P_report = through_features(wc)[0]
     else:                                     # a primal method on the linear kernel
-        gamma = prob.y * (np.asarray(prob.X @ w).ravel() + b)
-        P = P_report = prob.objective_from_margins(gamma, float(w @ w))
+        P, gamma = through_features(w)
+        P_report = P
     scale = 1.0 + abs(P)
     if not np.isfinite(P):
         return {"objective": np.inf}, P
