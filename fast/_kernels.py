@@ -21,6 +21,8 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
+from refmodels.kernels import RBF_EXACT_BELOW
+
 LINEAR, RBF, POLY, PRECOMPUTED = 0, 1, 2, 3
 # (compile options: ``no_cfunc_wrapper``, and no CPython entry point for :func:`source_row`,
 # which only compiled code calls; see :mod:`fast._smo`)
@@ -103,9 +105,10 @@ def exp_nonpositive(x, out, work):
 
 #: ``||x||^2 + ||z||^2 - 2 x^T z`` below this fraction of ``||x||^2 + ||z||^2`` is rounding
 #: (a point and itself, a near duplicate): the squared distance is then summed from the
-#: differences (on raw features ~7e4 the expansion put the RBF diagonal at 1 - 7.7e-6, and
-#: refmodels' Gram rounds differently: an ``optimal`` point failed the certificate)
-TINY_SQ = 1e-8
+#: differences, with refmodels' threshold (on raw features ~7e4 the expansion put the RBF
+#: diagonal at 1 - 7.7e-6, rounded unlike refmodels' Gram: an ``optimal`` point failed the
+#: certificate)
+TINY_SQ = RBF_EXACT_BELOW
 
 
 @njit(cache=True, no_cfunc_wrapper=True)

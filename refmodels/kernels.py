@@ -16,6 +16,11 @@ import scipy.sparse as sp
 
 from ._validation import check_X, positive
 
+#: an RBF squared distance ``||x||^2 + ||z||^2 - 2 x^T z`` at most this fraction of
+#: ``||x||^2 + ||z||^2`` is rounding (a point and itself, a near duplicate): both layers then
+#: sum it from the differences (``fast._kernels`` reads this constant), so k(x, x) = 1 exactly
+RBF_EXACT_BELOW = 1e-8
+
 #: eigenvalues below ``EIG_CUTOFF * lambda_max`` are dropped from the empirical map (SPEC).
 EIG_CUTOFF = 1e-12
 
@@ -107,12 +112,12 @@ class RBF(Kernel):
         # positions only where some entry qualifies; a Gram's diagonal is set directly)
         if same:
             np.fill_diagonal(K, 0.0)
-        near = K <= (1e-8 * (float(nx.max()) + float(nz.max())) if K.size else 0.0)
+        near = K <= (RBF_EXACT_BELOW * (float(nx.max()) + float(nz.max())) if K.size else 0.0)
         if same:
             np.fill_diagonal(near, False)
         if near.any():
             i, j = np.nonzero(near)
-            keep = K[i, j] <= 1e-8 * (nx[i] + nz[j])
+            keep = K[i, j] <= RBF_EXACT_BELOW * (nx[i] + nz[j])
             i, j = i[keep], j[keep]
             diff = X[i] - Z[j]
             K[i, j] = np.einsum("ij,ij->i", diff, diff)
