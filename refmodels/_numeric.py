@@ -26,6 +26,16 @@ def unit_scale(amax):
     return np.where(far, np.ldexp(1.0, np.frexp(np.where(far, amax, 1.0))[1] - 1), 1.0), True
 
 
+def unit_scale_scalar(amax):
+    """:func:`unit_scale` of one number, as ``(float, bool)``: the same power of two (or 1)
+    and the same answer, without the array round trip (a norm of a short vector costs
+    little more than this check; DRR's proximal-gradient steps make thousands of them)."""
+    amax = float(amax)
+    if not 0.0 < amax < math.inf or 1.0 / UNIT_SAFE <= amax <= UNIT_SAFE:
+        return 1.0, False
+    return math.ldexp(1.0, math.frexp(amax)[1] - 1), True
+
+
 def dual_exponent(p):
     """Hölder conjugate ``p* = p / (p - 1)`` (1 <-> inf)."""
     if p == 1.0:

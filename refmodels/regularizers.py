@@ -46,7 +46,7 @@ import numpy as np
 from scipy.optimize import brentq
 
 from ._numeric import dual_exponent  # noqa: F401  (public here: the Hölder conjugate)
-from ._numeric import unit_scale
+from ._numeric import unit_scale, unit_scale_scalar
 
 __all__ = ["Regularizer", "GroupNorm", "check", "CheckReport", "CheckResult", "check_groups",
            "dual_exponent", "project_l1_ball"]
@@ -95,6 +95,8 @@ def _exponent(value, name):
 def _vec_norm(x, p, axis=0):
     if x.shape[axis] == 0:
         return np.zeros(np.delete(x.shape, axis))
+    if x.ndim == 1:
+        return _vec_norm_1d(x, p)
     ordp = np.inf if math.isinf(p) else p
     if p == 1 or math.isinf(p):
         return np.linalg.norm(x, ord=ordp, axis=axis)
@@ -102,6 +104,24 @@ def _vec_norm(x, p, axis=0):
     if not far:
         return np.linalg.norm(x, ord=ordp, axis=axis)
     return c * np.linalg.norm(x / np.expand_dims(c, axis), ord=ordp, axis=axis)
+
+
+def _vec_norm_1d(x, p):
+    """:func:`_vec_norm` of one non-empty vector: the operations of ``np.linalg.norm`` (the
+    same sums, hence the same value) and the scalar :func:`unit_scale_scalar`, without the
+    per-call overhead of either (which is most of the cost of a vector of a few dozen
+    entries)."""
+    a = np.abs(x)
+    if p == 1:
+        return np.add.reduce(a)
+    amax = a.max(initial=0.0)
+    if math.isinf(p):
+        return amax
+    c, far = unit_scale_scalar(amax)
+    if far:
+        x = x / c
+    n = np.sqrt(np.add.reduce(x * x)) if p == 2 else np.linalg.norm(x, ord=p)
+    return c * n if far else n
 
 
 def _cvx_norm(x, p, power_cones=False):
@@ -284,6 +304,8 @@ class GroupNorm(Regularizer):
     def group_norm(w, groups, q, r):
         """``||w|C||_{q,r}`` of a vector, or of every column of a matrix."""
         w = np.asarray(w, float)
+        if w.ndim == 1:
+            return _vec_norm(np.array([_vec_norm_1d(w[g], q) for g in groups]), r)
         inner = np.stack([_vec_norm(w[g], q, axis=0) for g in groups], axis=0)
         return _vec_norm(inner, r, axis=0)
 
@@ -403,8 +425,7 @@ class GroupNorm(Regularizer):
             return v.copy()
         if self.p == 1 and float(self.dual_norm(v, groups)) <= step:
             return np.zeros_like(v)       # Moreau: v lies in the dual ball of radius step
-        c, far = unit_scale(np.max(np.abs(v)) if v.size else 0.0)
-        c = float(c)
+        c, far = unit_scale_scalar(np.max(np.abs(v)) if v.size else 0.0)
         if far:      # prox_{s rho(N)}(v) = c prox_{s c^(p-2) rho(N)}(v / c), rho = t^p/p
             with np.errstate(over="ignore", under="ignore"):
                 return c * self.prox(v / c, step * c ** (self.p - 2.0), groups)

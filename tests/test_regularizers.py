@@ -263,3 +263,36 @@ def test_reference_norm_and_prox_at_every_scale(q, r, rho, c):
     x1 = reg.prox(v, 0.5, groups)
     xc = reg.prox(v * c, 0.5 * c ** (2.0 - p), groups)
     np.testing.assert_allclose(xc / c, x1, rtol=1e-12, atol=1e-14 * np.max(np.abs(v)))
+
+
+def test_unit_scale_scalar_is_unit_scale():
+    """The scalar rescaling the 1-D norms and the prox use gives unit_scale's power of two
+    and answer, at the edges of [1/UNIT_SAFE, UNIT_SAFE], at 0, subnormals, inf and NaN."""
+    from refmodels._numeric import UNIT_SAFE, unit_scale, unit_scale_scalar
+
+    rng = np.random.default_rng(5)
+    vals = [0.0, 1.0, 3.3, UNIT_SAFE, np.nextafter(UNIT_SAFE, np.inf), 1.0 / UNIT_SAFE,
+            np.nextafter(1.0 / UNIT_SAFE, 0.0), 5e-324, 1e-310, 1.7e308, np.inf, np.nan]
+    vals += list(10.0 ** rng.uniform(-320, 308, 500))
+    for a in vals:
+        c, far = unit_scale(np.float64(a))
+        c2, far2 = unit_scale_scalar(a)
+        assert (float(c), far) == (c2, far2), a
+        if far2:
+            assert 1.0 <= a / c2 < 2.0
+
+
+@pytest.mark.parametrize("c", [1.0, 1e-200, 1e200])
+def test_vector_and_matrix_norms_agree(c):
+    """The 1-D path of the group norms (what DRR's steps call) and the column-wise 2-D
+    path give the same numbers, for every (q, r) and at every scale."""
+    rng = np.random.default_rng(6)
+    groups = [np.array([0, 2]), np.array([1, 3, 4]), np.array([5])]
+    V = rng.normal(size=(6, 4)) * c
+    V[:, 3] = 0.0
+    for q in (1, 1.5, 2, 3, INF):
+        for r in (1, 2, 3, INF):
+            N = GroupNorm.group_norm(V, groups, q, r)
+            for j in range(V.shape[1]):
+                assert GroupNorm.group_norm(V[:, j], groups, q, r) == pytest.approx(
+                    N[j], rel=1e-14, abs=0.0), (q, r, j)
