@@ -365,19 +365,21 @@ def _verify_families():
 #: parallel. The first half is the SMO's (SVM with an intercept, SVMm, EpsSVM, MKLm, ODML and
 #: LDM with a kernel; the linear rows of SVMm, EpsSVM and the SVM with an intercept run it
 #: too), the costliest compile by far (measured cold, CPU: ~32 s for the first SMO row, ~1 s
-#: for the others), DRM (closed form, ~0.1 s) and DRR's kernel row (its prox runs in numpy:
-#: nothing to compile); the second everything else (the DCD: the linear SVM, ODML, LDM and
-#: ODM, which share one compiled epoch loop, ODM's kernel path; mcODM's block coordinate
-#: descent; DRR's linear row: ~20 s), so that the first half is not longer than it must be
-#: (ODML's and LDM's linear rows in the first half compiled the DCD's linear epoch loop a
-#: second time there: ~3.4 s CPU). DRR's kernel row is there for a warm run (the numba cache
-#: present), where the two halves then take about the same time (CPU of the rows, measured on
-#: 2 cores: 2.8 and 3.0 s, against 2.5 and 3.3 s with it in the second half). An entry
-#: ``(family, setting)`` takes both kernels' rows, ``(family, setting, kernel)`` one: the
-#: kernel SVM without intercept runs the SMO (``fast.svm.choose_method``), its linear row
-#: the DCD.
+#: for the others), DRM's kernel row (closed form, ~0.1 s) and DRR's kernel row (its prox
+#: runs in numpy: nothing to compile); the second everything else (the DCD: the linear SVM,
+#: ODML, LDM and ODM, which share one compiled epoch loop, ODM's kernel path; mcODM's block
+#: coordinate descent; DRR's and DRM's linear rows: ~20 s), so that the first half is not
+#: longer than it must be (ODML's and LDM's linear rows in the first half compiled the DCD's
+#: linear epoch loop a second time there: ~3.4 s CPU). The two DRR/DRM kernel rows are there
+#: for a warm run (the numba cache present), where the two halves then take about the same
+#: time (CPU of the rows, measured on 2 cores in session 8: 2.8 and 3.0 s, against 2.5 and
+#: 3.3 s with DRR's kernel row in the second half; in session 9, after DRR's reference solve
+#: got faster: 2.9 and 2.7 s with DRM's linear row in the first half, 2.8-2.9 s each, in
+#: three runs, with it in the second). An entry ``(family, setting)`` takes both kernels' rows,
+#: ``(family, setting, kernel)`` one: the kernel SVM without intercept runs the SMO
+#: (``fast.svm.choose_method``), its linear row the DCD.
 _FIRST_HALF = {("SVM", "fit_intercept=True"), ("SVM", "", "rbf"), ("SVMm", ""), ("EpsSVM", ""),
-               ("MKLm", ""), ("DRM", ""), ("LDM", "", "rbf"), ("ODML", "", "rbf"),
+               ("MKLm", ""), ("DRM", "", "rbf"), ("LDM", "", "rbf"), ("ODML", "", "rbf"),
                ("DRR", "q=2, r=1", "rbf")}
 
 
