@@ -458,6 +458,9 @@ class Problem(abc.ABC):
             cert.add(k, a, s)
         cert.values["objective"] = P
         cert.values["dual_objective"] = D
+        cert.values["relative_gap"] = relative_gap(P, D)
+        if abs(P) < SMALL_OBJECTIVE:
+            cert.notes.append(small_objective_note(P, D))
         self._add_objective_gap(cert, P, reference)
         cert.dual = dual
         return cert
@@ -683,13 +686,29 @@ class BinaryProblem(Problem):
 
     def _certificate_extras(self, cert, sol, point):
         """Predictions use ``coef``, the residuals ``w``: when both are given they must be
-        one point (residual ``w = F^T coef``)."""
-        w, _ = point
+        one point. Three residuals: ``w = F^T coef`` in feature space (scaled by
+        ``1 + ||w||``), and the decision values on the training points, ``F w + b`` against
+        ``F F^T coef + b`` (scaled by ``1 + max_i |f_i|``). The second is what predictions
+        see and does not depend on the scale of the features: with features x1e4, ``||w||``
+        is ~1e-4 and a ``coef`` 1e-7 away from ``F^T``-consistency passes the first while
+        its decision values are off by ~1e-3 (a reference point whose objective at ``coef``
+        was 280 against 2.8e-8 at ``w``); and the primal objective at ``F^T coef`` against
+        that at ``w`` (scaled by ``1 + |P|``)."""
+        w, b = point
         if sol.coef is not None and "w" in sol.variables and sol.variables["w"] is not None \
                 and np.shape(sol.variables["w"]) == np.shape(w):
             wc = self.w_from_coef(sol.coef)
             cert.add("w = F^T coef", float(np.linalg.norm(w - wc)),
                      1.0 + float(np.linalg.norm(w)))
+            F = self.F
+            fw = np.asarray(F @ w).ravel()
+            df = np.asarray(F @ (w - wc)).ravel()
+            cert.add("decision values (coef vs w)", float(np.max(np.abs(df), initial=0.0)),
+                     1.0 + float(np.max(np.abs(fw + (b or 0.0)), initial=0.0)))
+            # the objective at coef's point, against the one the residuals certify (a large
+            # C or lam turns decision values 1e-9 apart into objectives 1e-2 apart)
+            P, Pc = self.primal_value(*point), self.primal_value(wc, *point[1:])
+            cert.add("objective at coef", abs(Pc - P), 1.0 + abs(P))
 
     # ---- helpers for families ---------------------------------------------------
     def _solution(self, *, w, b, coef, variables, solver, form, elapsed, extra=None):
@@ -718,6 +737,28 @@ class BinaryProblem(Problem):
         xi = np.asarray(xi, float)
         viol = (gamma - bound - xi) if upper else (bound - xi - gamma)
         return float(max(np.max(np.maximum(viol, 0.0)), np.max(np.maximum(-xi, 0.0))))
+
+
+#: below this |P| the residuals scaled by ``1 + |P|`` are in effect absolute (the
+#: certificate's convention, as Clarabel's and OSQP's ``eps_abs + eps_rel |P|``); the
+#: certificate then says so and reports the relative duality gap beside it
+SMALL_OBJECTIVE = 1e-3
+
+
+def relative_gap(P, D):
+    """``(P - D) / max(|P|, |D|)`` (0 when both vanish): the duality gap relative to the
+    objective itself, which the ``1 + |P|`` scaling does not measure when ``|P| << 1``."""
+    den = max(abs(P), abs(D))
+    return 0.0 if den == 0.0 else float((P - D) / den)
+
+
+def small_objective_note(P, D):
+    return (f"the objective is {P:.3g}, far below 1: the residuals scaled by 1 + |P| are then "
+            f"absolute, and a point whose objective is several times the optimum can hold (the "
+            f"relative duality gap (P - D) / max(|P|, |D|) is {relative_gap(P, D):.2g}). This "
+            f"happens with large features (features x c is the same problem with C x c^2 on "
+            f"the original ones, and an objective c^2 smaller): scale the features to certify "
+            f"in relative terms")
 
 
 def given_slacks(sol, m, defaults, names=("xi", "eps")):

@@ -241,3 +241,85 @@ def test_relaxed_mcodm_on_a_raw_poly_kernel_is_refused_not_certified_by_its_own_
     else:
         assert any(issubclass(w.category, ConvergenceWarning) and "scale" in str(w.message)
                    for w in caught)
+
+
+def _data(name):
+    import os
+
+    return np.load(os.path.join(os.path.dirname(__file__), "data", name))
+
+
+def test_certify_checks_the_decision_values_of_coef_at_every_feature_scale():
+    """Session 9 (an independent sweep): with features x1e4, ``||w||`` is ~1e-4, and a
+    ``coef`` whose ``F^T coef`` is 1e-7 from ``w`` passed the ``w = F^T coef`` residual
+    (scaled by ``1 + ||w||``) while its decision values, what ``predict`` uses, were 1e-3
+    off. The certificate now compares the decision values (scale-free) and the objective at
+    ``coef``."""
+    d = _data("svm_b_features_x1e4.npz")
+    p = rm.SVM(d["X"], d["y"], C=2.0 ** 16, fit_intercept=True)
+    s = fast.solve(p)
+    assert p.certify(s, reference=False).ok
+    dcoef = np.zeros(p.m)
+    dcoef[0] = 1e-7 / np.linalg.norm(p.X[0])            # ||F^T dcoef|| = 1e-7
+    bad = p.solution_from(w=s.w, coef=s.coef + dcoef, intercept=s.intercept)
+    cert = p.certify(bad, reference=False)
+    assert cert.residuals["w = F^T coef"][1] < 1e-6      # the old residual alone passes it
+    assert not cert.ok and "decision values (coef vs w)" in cert.failing
+
+
+def test_reference_coef_is_the_certified_point_on_large_features():
+    """The same data at C = 2^16: the reference said ``optimal`` and its certificate held,
+    at a ``w`` of objective 2.8e-8, while the objective at its ``coef`` was 280. Now it
+    returns one point (or refuses)."""
+    d = _data("svm_b_features_x1e4.npz")
+    X, y, C = d["X"], d["y"], 2.0 ** 16
+    p = rm.SVM(X, y, C=C, fit_intercept=True)
+
+    def P(w, b):                                         # SPEC §1, in numpy
+        return 0.5 * w @ w + C * np.maximum(0.0, 1.0 - y * (X @ w + b)).sum()
+
+    try:
+        s = p.solve()
+    except SolverError:
+        return
+    Pw, Pc = P(s.variables["w"], s.intercept), P(X.T @ s.coef, s.intercept)
+    assert abs(Pc - Pw) <= 1e-6 * (1.0 + abs(Pw))
+    f = X @ s.variables["w"] + s.intercept
+    np.testing.assert_allclose(p.decision_function(s, X), f, rtol=0,
+                               atol=1e-6 * (1.0 + np.abs(f).max()))
+
+
+def test_mcodm_fixed_point_residual_is_on_the_scale_of_the_scores():
+    """Session 9: on raw data with a degree-4 polynomial kernel, a fast McODM run stopped at
+    ``max_iter`` with ``M`` 18.7 away from ``M_from(W)`` (scores of at most ~40, a margin
+    band of 1 +- theta), and its certificate held: the residual was scaled by
+    ``||W|| max ||phi||`` ~ 7e7. It is now scaled by the scores."""
+    d = _data("mcodm_raw_bupa_poly4.npz")
+    p = rm.McODM(d["X"], d["y"], lam=0.0078125, mu=0.4047746856088562, theta=0.8455017625373007,
+                 kernel=rm.kernels.Polynomial(4, 0.12396155888312427, 1.0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        s = fast.solve(p, random_state=0)
+    cert = p.certify(s, reference=False)
+    fp = cert.residuals["fixed-point residual"][0]
+    if fp > 1e-3:                                        # far from a fixed point
+        assert not cert.ok and "fixed-point residual" in cert.failing
+    if s.status == "optimal":
+        assert cert.ok
+
+
+def test_mcodm_reference_coef_is_the_certified_point():
+    """Two points, a quadratic kernel on features ~9e3 (Gram ~4e13): the reference said
+    ``optimal`` with scores +-4.8 from its ``coef`` where its certified ``W`` gave ~1e-4. It
+    now returns one point, or refuses."""
+    d = _data("mcodm_two_points_poly2.npz")
+    p = rm.McODM(d["X"], d["y"], lam=512.0, mu=0.7285447902944525, theta=0.321166012930862,
+                 kernel=rm.kernels.Polynomial(2, 0.085644617971249, 0.0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            s = p.solve()
+        except SolverError:
+            return
+    np.testing.assert_allclose(p.decision_function(s, p.X), p.scores(s.variables["W"]),
+                               rtol=0, atol=1e-6 * (1 + np.abs(p.scores(s.variables["W"])).max()))
