@@ -136,6 +136,8 @@ class LinearQ:
     def sigma_max(self):
         from scipy.sparse.linalg import LinearOperator, eigsh
         m = self.m
+        if not np.any(self.h):
+            return 0.0            # every x_i = 0: K, H and B vanish, Q_D = 0 (ARPACK refuses it)
         if m <= 3:
             return float(np.linalg.eigvalsh(self.matvec(np.eye(m)))[-1])
         op = LinearOperator((m, m), matvec=lambda v: self.matvec(np.asarray(v).reshape(-1)),

@@ -306,8 +306,9 @@ class DRR(Problem):
         try:
             with np.errstate(all="ignore"):
                 return self._prox_gradient_steps(w, j)
-        except (ValueError, FloatingPointError):      # e.g. a prox at values it cannot take
-            return w
+        except (ValueError, FloatingPointError, SolverError):
+            return w       # a prox at values it cannot take, or a numerical prox that failed:
+            #                CVXPY's point stays, and the ladder certifies it or refuses
 
     def _prox_gradient_steps(self, w, j):
         """The steps of :meth:`_refine`: per step, at ``y`` one product with ``Q_D`` and one

@@ -468,7 +468,9 @@ class GroupNorm(Regularizer):
         vp.value, sp_.value = v, step
         prob.solve(solver="CLARABEL")
         if prob.status != cp.OPTIMAL:
-            raise RuntimeError(f"numerical prox of {self!r}: CVXPY status {prob.status!r}")
+            from .solution import SolverError
+
+            raise SolverError(f"numerical prox of {self!r}: CVXPY status {prob.status!r}")
         return np.asarray(x.value, float).copy()
 
 
