@@ -14,6 +14,20 @@ duality gap            ``P(primal point) - D_max(dual point)``         ``1 + |P|
 objective gap          ``P(primal point) - P*`` (reference optimum)    ``1 + |P*|``
 =====================  ==============================================  ==========================
 
+A solution that carries both ``coef`` (what predictions use) and ``w`` (what the residuals
+use) adds ``w = F^T coef`` (scaled by ``1 + ||w||``), ``decision values (coef vs w)``
+(``max_i |f_w(x_i) - f_coef(x_i)|``, scaled by ``1 + max_i |f_w(x_i)|``: free of the
+features' scale) and ``objective at coef`` (``|P(F^T coef) - P(w)|``, scaled by
+``1 + |P|``); mcODM the same on its scores.
+
+**Absolute below 1.** Every scale is ``1 + ...``: a residual is relative to a quantity
+above 1 and absolute below it, as in Clarabel's and OSQP's ``eps_abs + eps_rel |P|``. When
+the objective itself is far below 1 (large features: features times ``c`` is the same
+problem with ``C`` times ``c^2`` on the original ones and an objective ``c^2`` smaller), a
+point whose objective is several times the optimum can hold. The certificate then adds a
+note saying so; ``cert.values["relative_gap"]`` is ``(P - D) / max(|P|, |D|)`` in every
+case.
+
 The certificate holds (``cert.ok``) when every scaled residual is at most
 ``tol`` (default ``1e-6``; the duality and objective gaps are compared in
 absolute value: a negative gap beyond ``tol`` means an infeasible point or a
@@ -110,7 +124,8 @@ class Certificate:
             elif name == "primal feasibility":
                 out[name] = ("the given slack variables violate a constraint (or the margins do): "
                              "omit the slacks to use the smallest feasible ones")
-            elif name == "w = F^T coef":
+            elif name in ("w = F^T coef", "decision values (coef vs w)", "scores (coef vs W)",
+                          "objective at coef"):
                 out[name] = ("coef (used for predictions) and w (used for the residuals) are not "
                              "the same point: a sign, a missing y_i factor or a scaling of coef")
             elif name == "objective gap" and self.residuals[name][1] < 0:
