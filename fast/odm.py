@@ -8,7 +8,12 @@ Dual (eq. 15), ``a = m (1-theta)^2 / (2 lam)``, over ``alpha = [zeta; beta] >= 0
     +\\begin{bmatrix}(\\theta-1)e\\\\(\\theta+1)e\\end{bmatrix}^\\top\\alpha,
     \\qquad \\nu = Y(\\zeta-\\beta).
 
-``method="dcd"`` (default; seed 002 Alg. 1): the shared DCD of :mod:`fast._dcd` with the
+``method=None`` (the default) is ``"auto"``: :func:`choose_method` picks among the methods
+below from the kernel and the regularization (TRON on the linear kernel, the kernel Newton
+at weak regularization, the DCD otherwise; the rules and their measurements are in its
+docstring), unless an option that only the DCD takes is given (:data:`DCD_ONLY_OPTIONS`).
+
+``method="dcd"`` (seed 002 Alg. 1): the shared DCD of :mod:`fast._dcd` with the
 2m variables as signed copies of the points (``u = zeta - beta``, ``s = Q u``, so
 ``g_zeta_i = s_i + a zeta_i + theta - 1`` and ``g_beta_i = -s_i + (a/mu) beta_i + theta + 1``,
 curvatures ``Q_ii + a`` and ``Q_ii + a/mu``): the block matrix is never formed. Since
@@ -55,11 +60,15 @@ def primal_objective(prob, gamma, wnorm2):
 
 def solve(prob, method=None, tol=None, max_iter=None, random_state=None, warm_start=None,
           **options):
-    """Solve :class:`refmodels.ODM`; ``method`` ``"dcd"`` (default), ``"svrg"`` (linear),
-    ``"tron"`` (linear: trust-region Newton-CG on ``f_O``, :mod:`fast._tron`), ``"newton"``
-    (kernel: primal Newton in coefficient space, :mod:`fast._kernel_newton`) or ``"auto"``
-    (:func:`choose_method`: TRON on the linear kernel; for a kernel the Newton at weak
-    regularization, the DCD otherwise).
+    """Solve :class:`refmodels.ODM`; ``method`` ``"auto"`` (None, the default),
+    ``"dcd"``, ``"svrg"`` (linear), ``"tron"`` (linear: trust-region Newton-CG on ``f_O``,
+    :mod:`fast._tron`) or ``"newton"`` (kernel: primal Newton in coefficient space,
+    :mod:`fast._kernel_newton`). ``"auto"`` is :func:`choose_method`: TRON on the linear
+    kernel; for a kernel the Newton at weak regularization, the DCD otherwise. With
+    ``method=None``, an option only the DCD takes (:data:`DCD_ONLY_OPTIONS`: ``shrinking``,
+    ``polish``; on the linear kernel also ``path``, ``cache_size``) selects the DCD
+    instead of refusing the option. ``tol`` and ``max_iter`` are the chosen method's (see
+    below); ``sol.solver`` names it.
 
     DCD options: ``shrinking`` (True), ``cache_size`` (MB, 200), ``path``
     (``"auto"``/``"gram"``/``"cache"``/``"linear"``). SVRG options: ``step`` (default
@@ -74,11 +83,14 @@ def solve(prob, method=None, tol=None, max_iter=None, random_state=None, warm_st
     Newton's record).
     """
     if method is None:
-        method = "dcd"
-    if method == "auto":
+        method = default_method(prob, options)
+    auto = method == "auto"
+    if auto:
         method = choose_method(prob)
     if method == "svrg":
         return _solve_svrg(prob, tol, max_iter, random_state, warm_start, **options)
+    if method == "tron" and auto and tol is None and max_iter is None:
+        return _tron_then_dcd(prob, random_state, warm_start, **options)
     if method == "tron":
         return _solve_tron(prob, tol, max_iter, warm_start, **options)
     if method == "newton":
@@ -272,6 +284,47 @@ def _solve_tron(prob, tol, max_iter, warm_start, max_cg=None, **options):
     return sol
 
 
+def _tron_then_dcd(prob, random_state, warm_start, **options):
+    """``"auto"`` on the linear kernel at the default ``tol`` / ``max_iter``: TRON; the DCD
+    finishes from TRON's multipliers (eq. 14) when
+
+    * TRON stops short of its tolerance (seen with ``theta`` near 1: at ``theta = 0.9999``
+      the loss weight ``lam / (m (1-theta)^2)`` is 1e8 / m and the CG steps stall, 1,000
+      Newton steps in 20-50 ms on 200 points; the DCD certified there in 20 ms), or
+    * TRON's point has no ``coef`` (raw features: ``nu = Y (zeta - beta)`` does not
+      reproduce ``w`` to the certificate's accuracy, see :func:`_solve_tron`), so that the
+      Solution carries the dual point the estimators' ``dual_coef_`` needs. From TRON's
+      multipliers the DCD certified in 3-38 epochs (1-30 ms) on raw wine, breast_cancer,
+      australian, heart, wdbc and spambase at lam = 1, m, 2^10, where from zero it stopped
+      at its epoch cap after 2.5-7 s. If it does not certify there, TRON's point (``w``,
+      certified) is returned.
+
+    ``info["tron"]`` keeps TRON's record when the DCD's point is returned. An explicit
+    ``method="tron"``, or a ``tol`` / ``max_iter`` asked, gets TRON alone."""
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        sol = _solve_tron(prob, None, None, warm_start, **options)
+    if sol.status == "optimal" and sol.coef is not None:
+        return sol
+    record = dict(sol.info)
+    if sol.status == "optimal":            # w certified, coef omitted: a quiet attempt
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            dcd = solve(prob, method="dcd", random_state=random_state, warm_start=sol)
+        if dcd.status != "optimal":
+            return sol
+    else:
+        dcd = solve(prob, method="dcd", random_state=random_state, warm_start=sol)
+    dcd.info["tron"] = record
+    dcd.info["fallback"] = "dcd"
+    dcd.time += sol.time
+    return dcd
+
+
 def _solve_newton(prob, tol, max_iter, random_state, warm_start, path=None, cache_size=None,
                   **options):
     """The kernel Newton (:mod:`fast._kernel_newton`); the DCD finishes a stalled run."""
@@ -292,6 +345,22 @@ def _solve_newton(prob, tol, max_iter, random_state, warm_start, path=None, cach
     return dcd
 
 
+#: options of the DCD that the methods ``"auto"`` may pick on this kernel do not take: with
+#: ``method=None`` they select the DCD (``path`` and ``cache_size`` only on the linear
+#: kernel: the kernel Newton takes them too)
+DCD_ONLY_OPTIONS = ("shrinking", "polish")
+_DCD_ONLY_LINEAR = ("path", "cache_size")
+
+
+def default_method(prob, options=()):
+    """``method=None``: ``"auto"`` (:func:`choose_method`), or ``"dcd"`` when ``options``
+    name an option only the DCD takes (:data:`DCD_ONLY_OPTIONS`; on the linear kernel also
+    ``path`` and ``cache_size``), so that a call written for the DCD, which was the default
+    before issue 13 measured ``"auto"`` (:func:`choose_method`), keeps its meaning."""
+    only = DCD_ONLY_OPTIONS + (_DCD_ONLY_LINEAR if prob.kernel.is_linear else ())
+    return "dcd" if any(k in options for k in only) else "auto"
+
+
 #: ``method="auto"`` on a kernel takes the Newton when ``a / mean(diag K)`` is at most this
 #: (``a = m (1-theta)^2 / (2 lam)``: the dual's diagonal shift, its conditioning)
 NEWTON_MAX_SHIFT = 1.0 / 16
@@ -303,8 +372,37 @@ LOWRANK_PROBE_FRAC = 1.0 / 8
 
 
 def choose_method(prob):
-    """``method="auto"``: ``"tron"`` for the linear kernel; for another kernel ``"newton"``
-    at weak regularization when the Gram fits in the default cache, else ``"dcd"``.
+    """``method="auto"`` (``fast.solve``'s default for ODM, ``method=None``): ``"tron"`` for
+    the linear kernel; for another kernel ``"newton"`` at weak regularization when the Gram
+    fits in the default cache, else ``"dcd"``.
+
+    Why it is the default (issue 13; ``validation/bench_odm_path.py --default``: each point
+    solved by ``"auto"`` then by ``"dcd"``, the former default, CPU seconds after the
+    compile; KEEL australian, heart, ionosphere, sonar, wdbc, pima, bupa, spambase (RBF:
+    2,000 points) and magic (7,000 points), features in [0, 1] and raw, mu = 0.8,
+    theta = 0.2; every point's status checked against ``prob.certify``; 2-core machine
+    shared with other jobs):
+
+    * linear, lam = 2^0, 2^2, ..., 2^20 (99 points per group): ``"auto"`` certified at
+      every point, on [0, 1], raw and CSR features. Where the DCD was run beside it
+      (lam <= 2^12) it took 0.078 x the DCD's total ([0, 1]; CSR 0.065 x), 0.37-0.93 x per
+      point at lam <= 2^10, 0.003-0.2 x at 2^12; the DCD needs seconds to minutes from 2^14
+      on. On raw features the DCD stops at its epoch cap (2.5-7 s, objective up to 74 %
+      above the optimum) at lam = 2^0-2^4 on australian, heart, wdbc; TRON certifies in
+      1-5 ms (worst point a tie, ionosphere raw lam = 2^0: 1.02 x).
+    * RBF, lam = 2^0, 2^4, ..., 2^20 (48 points per group, best of 2 solves each):
+      certified at every point; 0.06 x ([0, 1]) and 0.08 x (raw) the DCD's total where
+      both ran (lam <= 2^16). Where the rule keeps the DCD, the same solve (0.9-1.3 x); at
+      lam = 2^8, where the Newton takes over on 300-800 points, 1.6-2.5 x the DCD's time
+      (5-14 ms more): the one place it loses; from 2^12 on 0.006-0.3 x, and at 2^16-2^20
+      the Newton certifies where the DCD crawls or stops at its cap (spambase 2^16).
+    * tiny sets (10-50 points, lam = 2^-8 ... 2^8): linear 0.38 x, RBF 1.0 x the DCD's
+      time (sub-millisecond solves); all certified.
+    * ``ODMClassifier`` (validation/bench_defaults.py): the same accuracy on every set
+      (4 scikit-learn and 19 KEEL sets with its RBF default; 21 sets with the linear
+      kernel, whose fits took 4.8 s against 40.5 s).
+    * the first linear solve of a process compiles TRON instead of the DCD: about 10 s of
+      CPU against 5 s (an empty ``NUMBA_CACHE_DIR``); once per machine with the cache.
 
     Rules and the measurements behind them (``validation/bench_odm_path.py --auto``, cold
     solves at the default certified tolerance, mu = 0.8, theta = 0.2, 2-core machine shared

@@ -363,7 +363,7 @@ CASES = {c.name: c for c in (
          on_features=lambda X, rng, h: rm.LDM(X, _labels(rng, X.shape[0]), C=h / 100,
                                               lam1=0.5, lam2=0.2),
          example=lambda: _rb(rm.LDM, 13, 40, 6, "linear", C=0.01, lam1=0.5, lam2=0.2)),
-    Case("ODM", solver="fast:dcd", invariants=_odm, cache=_DCD_CACHE,
+    Case("ODM", solver="fast:dcd", options=dict(method="dcd"), invariants=_odm, cache=_DCD_CACHE,
          problems=_binary(lambda X, y, k, lam, mu, theta: rm.ODM(X, y, lam=lam, mu=mu,
                                                                  theta=theta, kernel=k),
                           lam=log_uniform(1e-2, 1e2), mu=log_uniform(1e-2, 1.0),
@@ -527,12 +527,12 @@ def check_cache(case, prob):
                       lambda: fast.solve(prob, **({"path": "gram"} if "path" in case.cache
                                                   else {}), **bound))
         return
-    sol = fast.solve(prob, **case.cache)
+    sol = fast.solve(prob, **case.options, **case.cache)
     if not prob.kernel.is_precomputed:
         assert sol.info["kernel_path"] == "cache"
         assert 2 <= sol.info["cache_slots"] <= max(2, prob.m)
     prob.gram                                   # built: the default path uses it
-    gram = fast.solve(prob, **({"path": "gram"} if "path" in case.cache else {}))
+    gram = fast.solve(prob, **case.options, **({"path": "gram"} if "path" in case.cache else {}))
     assert gram.info["kernel_path"] == "gram"
     # two runs stopped at the solver's tolerance: primal values agree to the certificate's
     assert rel(sol.objective, gram.objective) <= 1e-7

@@ -335,8 +335,11 @@ def test_odm_method_parameter():
         clf = fast.ODMClassifier(kernel="linear", method=method).fit(X, y)
         assert clf.certify()[0].ok
         np.testing.assert_allclose(clf.coef_, base.coef_, rtol=1e-4, atol=1e-6)
-    assert fast.ODMClassifier(kernel="linear", method="tron").fit(X, y).solutions_[0].solver \
-        != base.solutions_[0].solver
+    # None is fast.solve's default, "auto": TRON on the linear kernel (issue 13); "dcd" is
+    # still there by name
+    assert base.solutions_[0].solver == "fast:tron"
+    assert fast.ODMClassifier(kernel="linear", method="dcd").fit(X, y).solutions_[0].solver \
+        == "fast:dcd"
     with pytest.raises(ValueError, match="method"):
         fast.ODMClassifier(method="nope").fit(X, y)
 

@@ -54,6 +54,9 @@ def test_warm_start_outside_the_box():
     neg = rm.solution.Solution(objective=0.0, coef=None,
                                variables={"zeta": -np.ones(30), "beta": np.zeros(30)})
     with pytest.raises(ValueError, match="box"):
+        fast.solve(prob, method="dcd", warm_start=neg)
+    # the default ("auto": TRON here) starts from w or coef, which neg does not carry
+    with pytest.raises(ValueError, match="warm_start"):
         fast.solve(prob, warm_start=neg)
 
 
@@ -72,3 +75,81 @@ def test_status_is_the_certificate_on_raw_features():
         warnings.simplefilter("ignore")
         sol = fast.solve(prob, method="auto")
     assert (sol.status == "optimal") == prob.certify(sol, reference=False).ok
+
+
+def test_default_is_auto():
+    """``method=None`` is ``"auto"`` (issue 13): TRON on the linear kernel, on dense and CSR
+    input alike, the kernel Newton at weak regularization, the DCD at strong; an option only
+    the DCD takes selects the DCD (a call written for the former default keeps its meaning);
+    an option no method takes is refused."""
+    import scipy.sparse as sp
+
+    import fast.odm
+
+    X, y, _, _ = random_binary(3, m=60, d=5)
+    for Xx in (X, sp.csr_matrix(X)):
+        prob = rm.ODM(Xx, y, lam=2.0**10, mu=0.8, theta=0.2)
+        assert fast.odm.default_method(prob) == "auto"
+        sol = fast.solve(prob)
+        assert sol.solver == "fast:tron" and sol.status == "optimal"
+        assert prob.certify(sol, reference=False).ok
+        for opt in ({"shrinking": False}, {"polish": False}, {"path": "linear"},
+                    {"cache_size": 10.0}):
+            assert fast.solve(prob, **opt).solver == "fast:dcd", opt
+    with pytest.raises(ValueError, match="unknown option"):
+        fast.solve(prob, step=0.1)            # SVRG's option: neither TRON nor the DCD's
+    k = rm.kernels.RBF(1.0 / X.shape[1])
+    weak = rm.ODM(X, y, lam=2.0**16, mu=0.8, theta=0.2, kernel=k)
+    strong = rm.ODM(X, y, lam=1.0, mu=0.8, theta=0.2, kernel=k)
+    assert fast.solve(weak).solver == "fast:newton"
+    assert fast.solve(strong).solver == "fast:dcd"
+    # the kernel Newton takes path / cache_size: they do not force the DCD there
+    assert fast.solve(weak, path="cache").info["path"] == "cache"
+    assert fast.solve(weak, shrinking=True).solver == "fast:dcd"
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+def test_default_status_is_the_certificate_along_lam(kernel):
+    """Along the seeds' grid on a real set (KEEL heart, features in [0, 1] and raw), the
+    default method returns ``optimal`` exactly when ``prob.certify`` holds, and warns
+    otherwise."""
+    import warnings
+
+    from strategies import keel
+
+    for Xx, y in (keel("heart"), keel("heart", minmax=True)):
+        k = rm.kernels.Linear() if kernel == "linear" else \
+            rm.kernels.RBF(1.0 / (Xx.shape[1] * Xx.var()))
+        for e in (0, 4, 8, 12, 16, 20):
+            prob = rm.ODM(Xx, y, lam=2.0**e, mu=0.8, theta=0.2, kernel=k)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                sol = fast.solve(prob)
+            ok = prob.certify(sol, reference=False).ok
+            assert (sol.status == "optimal") == ok, (e, sol.solver, sol.status)
+            if sol.status != "optimal":
+                assert caught, (e, sol.solver, sol.status)
+
+
+def test_default_finishes_a_stalled_tron_by_the_dcd():
+    """theta near 1 (loss weight lam / (m (1-theta)^2) ~ 1e8 / m): TRON stops at its
+    iteration cap (and says so when asked by name); the default ("auto") then finishes by
+    the DCD from TRON's multipliers and certifies, without a warning."""
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    from sklearn.datasets import load_breast_cancer
+
+    X, y = load_breast_cancer(return_X_y=True)
+    X, y = X[:200] / X.max(0), y[:200]
+    prob = rm.ODM(X, y, lam=1.0, mu=0.5, theta=0.9999)
+    with pytest.warns(ConvergenceWarning, match="TRON"):
+        tron = fast.solve(prob, method="tron")
+    assert tron.status == "max_iter" and not prob.certify(tron, reference=False).ok
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sol = fast.solve(prob)
+    assert sol.solver == "fast:dcd" and sol.info["fallback"] == "dcd"
+    assert sol.info["tron"]["method"] == "tron"
+    assert sol.status == "optimal" and prob.certify(sol, reference=False).ok

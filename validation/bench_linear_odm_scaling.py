@@ -31,7 +31,7 @@ def main():
     R = H.Report("Linear ODM (DCD, SVRG) vs LIBLINEAR L2-loss SVM dual: scaling in m", args)
     d, C, mu, th = args.d, args.C, args.mu, args.theta
     Xs, ys = H.binary_data(500, d, seed=1)
-    comp = H.warmup(lambda: (fast.solve(rm.ODM(Xs, ys), tol=args.tol),
+    comp = H.warmup(lambda: (fast.solve(rm.ODM(Xs, ys), method="dcd", tol=args.tol),
                              fast.solve(rm.ODM(Xs, ys), method="svrg", tol=args.tol_svrg)))
     R.say(f"compile / warm-up of DCD + SVRG on 500 x {d}: {comp:.2f} s")
     R.say(f"d = {d}, C = {C} per sample (lam = C m (1-theta)^2), mu = {mu}, theta = {th}, "
@@ -43,7 +43,7 @@ def main():
         lam = C * m * (1 - th) ** 2
         sides = {
             "ODM DCD": lambda: fast.solve(rm.ODM(X, y, lam=lam, mu=mu, theta=th),
-                                          tol=args.tol, random_state=0),
+                                          method="dcd", tol=args.tol, random_state=0),
             "ODM SVRG": lambda: fast.solve(rm.ODM(X, y, lam=lam, mu=mu, theta=th),
                                            method="svrg", tol=args.tol_svrg, random_state=0),
             "LIBLINEAR L2-SVM": lambda: LinearSVC(loss="squared_hinge", dual=True,

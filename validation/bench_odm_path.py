@@ -19,8 +19,12 @@
   LIBLINEAR at the same objective (``--svm-only`` runs this part alone).
 * ``--auto``: the measurements behind ``method="auto"`` (DCD, TRON, SVRG; see
   ``fast/odm.py``'s ``choose_method``).
-* ``--default``: ``fast.solve``'s default for ODM (``method="dcd"``) against
-  ``method="auto"`` on ``bench_libodm.py``'s sets, cold, along lam.
+* ``--default``: the A/B behind ``fast.solve``'s default for ODM (``method=None`` is
+  ``"auto"`` since issue 13; it was ``"dcd"``): both on the KEEL sets, features in [0, 1]
+  and raw, linear and RBF along lam, tiny subsets, CSR; every point's status checked
+  against its certificate (``--default --default-only linear|csr|tiny --repeat 1``,
+  ``--default --default-only rbf --repeat 2``; all groups in one run without
+  ``--default-only``).
 
 LIBODM has no license: it is not part of this repository. Build it outside (``make && make
 lib`` in a checkout of Avanti1980/libodm) and set ``LIBODM_DIR``; without it the LIBODM
@@ -294,45 +298,145 @@ def auto_case(R, args):
             caption="method='auto' measurements (one cold run each, default tolerance)")
 
 
+#: ``--default``: the KEEL sets (``validation/data/keel/balanced``, numeric features) and
+#: the largest log2(lam) at which the former default, the DCD, is still run beside ``auto``
+#: (beyond it the DCD crawls for seconds to minutes a point: ``auto`` alone is run, and
+#: still checked)
+DEFAULT_SETS = ("australian", "heart", "ionosphere", "sonar", "wdbc", "pima", "bupa",
+                "spambase", "magic")
+DEFAULT_RBF_SETS = DEFAULT_SETS[:-1]
+
+
 def default_case(R, args):
-    """``method="dcd"`` (``fast.solve``'s default for ODM) against ``method="auto"``, cold, at
-    the default (certified) tolerance, on ``bench_libodm.py``'s sets (RBF 3,000 x 10,
-    gamma = 0.1; linear 100,000 x 20) along lam: could ``auto`` be the default?"""
+    """``method="dcd"`` (``fast.solve``'s default for ODM before issue 13) against
+    ``method="auto"`` (the default since), each point solved by both in turn, after a
+    warm-up compile, CPU seconds (``time.process_time``): on the KEEL sets features scaled
+    to [0, 1] and raw, linear (lam = 2^0, 2^2, ..., 2^20; also as CSR) and RBF
+    (gamma = 1/d on [0, 1], ``1 / (d var X)`` raw; lam = 2^0, 2^4, ..., 2^20, the
+    Gram built outside the timing, both methods use it), and tiny subsets (m = 10, 20, 50,
+    lam = 2^-8 ... 2^8). Every point is checked: ``optimal`` must certify
+    (``prob.certify(sol)``), anything else must have warned. Beyond lam = 2^
+    ``--default-dcd-max`` (linear; ``--default-dcd-max-raw`` on raw features) /
+    ``--default-dcd-max-rbf`` the DCD is not run (it crawls), ``auto`` still is. ``auto``
+    runs first at each point (it pays what the first solve of a problem costs); with
+    ``--repeat`` r the best of r solves of each method (``--repeat 1`` is the cold view)."""
+    import time
+
     import fast
     import refmodels as rm
+    import scipy.sparse as sp
     from fast._kernels import build_gram
 
-    Xs, ys = H.binary_data(200, 5, seed=1)
-    comp = H.warmup(lambda: [fast.solve(rm.ODM(Xs, ys, kernel=k, lam=2.0 ** 16), method=m)
-                             for k in (rm.kernels.RBF(0.2), rm.kernels.Linear())
+    def data(name, scale, cap):
+        X, lab = load_keel(name, scale=scale)
+        y = binary(lab)
+        if X.shape[0] > cap:
+            idx = np.sort(np.random.default_rng(0).choice(X.shape[0], cap, replace=False))
+            X, y = X[idx], y[idx]
+        return X, y
+
+    def run(prob, method):
+        """One solve, its CPU seconds and whether its status is honest; with ``--repeat``
+        r > 1 the best of r (the first solve of a problem pays once for what the
+        self-check keeps on it, e.g. the feature map on raw RBF data: the order of the two
+        methods then decides, not the method)."""
+        cpus = []
+        for _ in range(max(1, args.repeat)):
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                c0 = time.process_time()
+                sol = fast.solve(prob, method=method, random_state=0)
+                cpus.append(time.process_time() - c0)
+        cpu = min(cpus)
+        ok = prob.certify(sol, reference=False).ok
+        honest = ok if sol.status == "optimal" else bool(caught)
+        name = sol.solver.replace("fast:", "") + ("+dcd" if sol.info.get("fallback") else "")
+        return cpu, sol, name, honest
+
+    Xw, yw = data("heart", True, 100)
+    comp = H.warmup(lambda: [fast.solve(rm.ODM(Xx, yw, lam=lam, mu=0.8, theta=0.2, kernel=k),
+                                        method=m)
+                             for k in (rm.kernels.Linear(), rm.kernels.RBF(0.1))
+                             for Xx in (Xw, sp.csr_matrix(Xw)) for lam in (1.0, 2.0 ** 16)
                              for m in ("dcd", "auto")])
     R.say(f"compile / warm-up: {comp:.2f} s")
-    cases = []
-    X, y = H.binary_data(3000, 10, seed=0)
-    cases += [(f"RBF 3000 x 10, lam = 2^{int(np.log2(l))}" if l > 10 else
-               "RBF 3000 x 10, lam = 10", X, y, rm.kernels.RBF(0.1), l)
-              for l in (10.0, 2.0 ** 10, 2.0 ** 16)]
-    X, y = H.binary_data(100000, 20, seed=0)
-    cases += [("linear 100000 x 20, lam = 10", X, y, rm.kernels.Linear(), 10.0),
-              ("linear 100000 x 20, lam = 2^10", X, y, rm.kernels.Linear(), 2.0 ** 10)]
-    rows = []
-    for name, X, y, kern, lam in cases:
-        prob = rm.ODM(X, y, lam=lam, mu=0.8, theta=0.2, kernel=kern)
-        if not kern.is_linear:
-            build_gram(prob)        # both methods use it: built outside the timing
-
-        def run(meth):
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                return fast.solve(prob, method=meth, random_state=0)
-        res = H.interleaved({"dcd": lambda: run("dcd"), "auto": lambda: run("auto")},
-                            args.repeat)
-        (td, _, sd), (ta, _, sa) = res["dcd"], res["auto"]
-        rows.append([name, td, sd.status, sd.n_iter, ta, sa.solver.replace("fast:", ""),
-                     sa.status, sa.n_iter, ta / td, H.rel_gap(sa.objective, sd.objective)])
-    R.table(["case", "dcd s", "dcd status", "dcd it", "auto s", "auto method", "auto status",
-             "auto it", "auto / dcd", "auto obj vs dcd (rel)"], rows,
-            caption="fast.solve(ODM): method='dcd' (the default) against method='auto', cold")
+    groups = [("linear [0,1]", True, "linear", False), ("linear raw", False, "linear", False),
+              ("rbf [0,1]", True, "rbf", False), ("rbf raw", False, "rbf", False),
+              ("linear [0,1] CSR", True, "linear", True)]
+    groups = [g for g in groups if g[0].split()[0] + (" csr" if g[3] else "") in
+              {"linear": {"linear"}, "rbf": {"rbf"}, "csr": {"linear csr"},
+               "tiny": set()}.get(args.default_only, {"linear", "rbf", "linear csr"})]
+    rows, summary = [], {}
+    for gname, scale, kname, csr in groups:
+        lin = kname == "linear"
+        for name in (DEFAULT_SETS if lin else DEFAULT_RBF_SETS):
+            X, y = data(name, scale, 7000 if lin else args.default_rbf_m)
+            if csr:
+                X = sp.csr_matrix(X)
+            if lin:
+                kern, exps = rm.kernels.Linear(), range(0, 21, 2)
+                # raw features: the DCD crawls from the start (its epochs scale with ||x||^2)
+                dmax = args.default_dcd_max if scale else args.default_dcd_max_raw
+            else:
+                g = 1.0 / X.shape[1] if scale else 1.0 / (X.shape[1] * X.var())
+                kern, exps, dmax = rm.kernels.RBF(g), range(0, 21, 4), args.default_dcd_max_rbf
+            for k in exps:
+                prob = rm.ODM(X, y, lam=2.0 ** k, mu=0.8, theta=0.2, kernel=kern)
+                if not lin:
+                    build_gram(prob)
+                ta, sa, na, ha = run(prob, "auto")
+                s = summary.setdefault(gname, {"points": 0, "optimal": 0, "dishonest": 0,
+                                               "dcd": 0.0, "auto": 0.0, "worse": []})
+                s["points"] += 1
+                s["optimal"] += sa.status == "optimal"
+                s["dishonest"] += not ha
+                row = [gname, f"{name} {X.shape[0]}x{X.shape[1]}", f"2^{k}"]
+                if k <= dmax:
+                    td, sd, nd, hd = run(prob, "dcd")
+                    s["dishonest"] += not hd
+                    s["dcd"] += td
+                    s["auto"] += ta
+                    if ta > 1.5 * td and ta - td > 0.01:
+                        s["worse"].append(f"{name} 2^{k} ({ta / td:.1f}x)")
+                    row += [td, sd.status, na, ta, sa.status, ta / max(td, 1e-9),
+                            H.rel_gap(sa.objective, sd.objective), ha and hd]
+                else:
+                    row += ["-", "not run", na, ta, sa.status, "-", "-", ha]
+                rows.append(row)
+                print("  " + " | ".join(H.fmt(v) for v in row), flush=True)     # progress
+    for name in (("heart", "sonar", "bupa") if args.default_only in (None, "tiny") else ()):
+        for m in (10, 20, 50):
+            X, y = data(name, True, m)
+            if len(np.unique(y)) < 2:
+                continue
+            for kern in (rm.kernels.Linear(), rm.kernels.RBF(1.0 / X.shape[1])):
+                gname = "tiny " + ("linear" if kern.is_linear else "rbf")
+                for k in (-8, -4, 0, 4, 8):
+                    prob = rm.ODM(X, y, lam=2.0 ** k, mu=0.8, theta=0.2, kernel=kern)
+                    td, sd, nd, hd = run(prob, "dcd")
+                    ta, sa, na, ha = run(prob, "auto")
+                    s = summary.setdefault(gname, {"points": 0, "optimal": 0, "dishonest": 0,
+                                                   "dcd": 0.0, "auto": 0.0, "worse": []})
+                    s["points"] += 1
+                    s["optimal"] += sa.status == "optimal"
+                    s["dishonest"] += not (ha and hd)
+                    s["dcd"] += td
+                    s["auto"] += ta
+                    rows.append([gname, f"{name} {m}x{X.shape[1]}", f"2^{k}", td, sd.status,
+                                 na, ta, sa.status, ta / max(td, 1e-9),
+                                 H.rel_gap(sa.objective, sd.objective), ha and hd])
+                    print("  " + " | ".join(H.fmt(v) for v in rows[-1]), flush=True)
+    R.table(["group", "data", "lam", "dcd cpu s", "dcd status", "auto method", "auto cpu s",
+             "auto status", "auto / dcd", "auto obj vs dcd (rel)", "status honest"], rows,
+            caption="fast.solve(ODM): method='dcd' (the former default) against method="
+                    "'auto' (the default), CPU seconds per point")
+    R.table(["group", "points", "auto optimal", "status dishonest", "dcd total (both run)",
+             "auto total (same points)", "auto / dcd", "auto > 1.5 x dcd at"],
+            [[g, s["points"], s["optimal"], s["dishonest"], s["dcd"], s["auto"],
+              s["auto"] / max(s["dcd"], 1e-9), "; ".join(s["worse"]) or "-"]
+             for g, s in summary.items()],
+            caption="summary (status dishonest: 'optimal' not certified, or another status "
+                    "without a warning; must be 0)")
 
 
 def main():
@@ -352,7 +456,18 @@ def main():
     p.add_argument("--auto", action="store_true",
                    help="only the measurements behind method='auto' (DCD / TRON / SVRG)")
     p.add_argument("--default", action="store_true",
-                   help="only method='dcd' (fast.solve's default for ODM) against 'auto'")
+                   help="only method='dcd' (the former default) against 'auto' (the "
+                        "default) on the KEEL sets, scaled and raw, linear and RBF")
+    p.add_argument("--default-only", choices=["linear", "rbf", "csr", "tiny"],
+                   help="--default: only this group (default: all)")
+    p.add_argument("--default-dcd-max-raw", type=int, default=4,
+                   help="--default: largest log2(lam) at which the DCD is run (linear, raw)")
+    p.add_argument("--default-dcd-max", type=int, default=12,
+                   help="--default: largest log2(lam) at which the DCD is run (linear)")
+    p.add_argument("--default-dcd-max-rbf", type=int, default=16,
+                   help="--default: largest log2(lam) at which the DCD is run (RBF)")
+    p.add_argument("--default-rbf-m", type=int, default=2000,
+                   help="--default: RBF sets subsampled to this many points")
     p.add_argument("--auto-lams", type=int, nargs="+", default=[0, 10, 20])
     p.add_argument("--auto-dcd-max", type=int, default=12,
                    help="largest log2(lam) at which the DCD is run in --auto")

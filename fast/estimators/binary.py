@@ -235,9 +235,11 @@ class ODMClassifier(BaseMarginClassifier):
         + \frac{\lambda}{m(1-\theta)^2}\sum_i(\xi_i^2+\mu\epsilon_i^2)
         \quad\text{s.t.}\quad 1-\theta-\xi_i \le y_i w^\top\phi(x_i) \le 1+\theta+\epsilon_i
 
-    Each binary problem is a :class:`refmodels.ODM` solved by :func:`fast.solve` (the dual
-    coordinate descent of seed 002 Alg. 1, both copies of a point in one pass). No
-    intercept, as in the seed.
+    Each binary problem is a :class:`refmodels.ODM` solved by :func:`fast.solve` with
+    ``method="auto"`` (:func:`fast.odm.choose_method`): TRON (trust-region Newton on the
+    primal) on the linear kernel; with another kernel the dual coordinate descent of seed
+    002 Alg. 1 (both copies of a point in one pass), or the kernel Newton at weak
+    regularization. No intercept, as in the seed.
 
     Parameters
     ----------
@@ -245,12 +247,20 @@ class ODMClassifier(BaseMarginClassifier):
         Weight :math:`\lambda` of the squared losses. None is ``m``, the number of
         training samples: ``lam / m = 1`` is the weight of ``SVC``'s ``C = 1`` per point
         (SPEC §1 notes that seed 002 writes ``lambda / m`` for ``C``; see the Notes).
-    <<mu theta kernel gamma degree coef0 tol max_iter:dcd random_state:dcd>>
+    <<mu theta kernel gamma degree coef0 tol>>
+    max_iter : int >= 1 or None, default=None
+        Iteration limit of the method (Newton iterations of TRON and of the kernel Newton,
+        epochs of the coordinate descent). None is the method's default; a solve that
+        reaches it warns (``ConvergenceWarning``).
+    random_state : int >= 0, numpy.random.Generator, RandomState or None, default=None
+        Seed of the coordinate descent's permutation of the points (and of SVRG's draws);
+        TRON and the kernel Newton are deterministic and do not use it.
     method : {"auto", "dcd", "newton", "svrg", "tron"} or None, default=None
-        The algorithm of :func:`fast.solve` (``fast.odm.METHODS``); None is its default
-        (the dual coordinate descent). ``"auto"`` picks TRON on the linear kernel, where
-        large ``lam`` makes the coordinate descent crawl (used by
-        :class:`fast.ODMClassifierCV` for its refit).
+        The algorithm of :func:`fast.solve` (``fast.odm.METHODS``); None is its default,
+        ``"auto"`` (:func:`fast.odm.choose_method`: TRON on the linear kernel, the kernel
+        Newton at weak regularization, the dual coordinate descent otherwise; the rule is
+        in the Notes). ``"dcd"`` is the coordinate descent of seed 002 Alg. 1 everywhere
+        (the default before issue 13; it crawls at large ``lam``).
     <<multi_class>>
 
     <<Attributes: multiclass_attributes>>
@@ -269,6 +279,16 @@ class ODMClassifier(BaseMarginClassifier):
     ``lam=1`` with the linear kernel scored 0.67 on iris (0.84 mean). refmodels.ODM
     defaults to ``lam=1, mu=1, theta=0`` and the linear kernel.
     <<defaults breast_cancer=0.974 wine=0.989 iris=0.967 digits=0.991 mean=0.980>>
+
+    **Method** (issue 13): ``method=None`` is :func:`fast.solve`'s ``"auto"``
+    (:func:`fast.odm.choose_method`): TRON on the linear kernel (the coordinate descent's
+    epochs grow with ``lam`` and with unscaled features: at ``lam = 2^12`` TRON took
+    0.003-0.2 x its time on nine KEEL sets, and on raw features the coordinate descent
+    stopped at its cap where TRON certified in milliseconds); with another kernel the
+    coordinate descent while ``a = m (1-theta)^2 / (2 lam)`` is large beside the kernel's
+    diagonal, the kernel Newton below (``a <= mean(diag K) / 16``, or ``<= mean(diag K)``
+    when the Gram is close to low rank). Every solve it returned as optimal certified.
+    The accuracy is the same (the same certified optimum).
 
     <<multiclass>>
 
@@ -297,6 +317,18 @@ class ODMClassifier(BaseMarginClassifier):
 
     def _solve_options(self):
         return {} if self.method is None else {"method": self.method}
+
+    def _solve_each(self, problems, rows=None, **options):
+        """As the base class; a TRON point without ``coef`` (stopped early at the ``tol`` /
+        ``max_iter`` asked, or ``method="tron"`` on raw features: ``w`` alone, see
+        :func:`fast.odm._tron_then_dcd`) gives ``dual_coef_`` its multipliers'
+        ``Y (zeta - beta)`` (eq. 14), finite, instead of NaN."""
+        super()._solve_each(problems, rows=rows, **options)
+        rows = [None] * len(self.problems_) if rows is None else rows
+        for p, (prob, sol, r) in enumerate(zip(self.problems_, self.solutions_, rows)):
+            if sol.coef is None and "zeta" in sol.variables:
+                self.dual_coef_[p if r is None else (p, r)] = prob.y * (
+                    sol.variables["zeta"] - sol.variables["beta"])
 
 
 @shared_doc
