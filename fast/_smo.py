@@ -79,6 +79,18 @@ from ._smo_newton import _newton, _point_bounds, _update_fbar
 # and no function here has a C callback (``no_cfunc_wrapper``); calls between compiled
 # functions use neither (cold CPU of verify's SMO half: 35.7 -> 29.5 s). Those helpers (all
 # named ``_...``) cannot be called from Python: such a call crashes the interpreter.
+#
+# Fewer compiled functions (issue 14, cold CPU of the first SMO row of verify ~31-33 -> ~27 s):
+# numba compiles every helper into a module of its own and links it, with everything it
+# calls, into each caller's module, which LLVM optimises and emits again; each also has a
+# fixed cost (~0.1-0.2 s). So: the one-call helpers are merged into their caller (the
+# layout and ``f`` into :func:`_setup`, the scan for ``i`` and the copies into
+# :func:`_select`, the exchange of two positions into :func:`_do_shrinking`; numba's
+# ``inline="always"`` was measured slower, for the steps as for the larger helpers); kernel
+# rows are fetched by :func:`smo_solve` for the steps and the unshrink (the row code, with
+# its LRU cache and RBF kernel, is then linked into fewer modules); arrays are allocated by
+# ``np.empty`` in a few signatures (each ``np.zeros``/``np.full``/``np.ones`` signature
+# compiles its own implementation) and no builtin ``min``/``max`` is used on integers.
 
 TAU = 1e-12
 #: steps with an unchanged free set before a Newton step on it (:func:`_newton`)
@@ -138,157 +150,6 @@ SMOState = namedtuple("SMOState", "n_copy n_live point var alpha sign lin upper 
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _layout(pt, s, p, u, alpha, m):
-    """The per-point layout of the caller's variables: ``(k, n_live, pidx, vid, A, S, P, U)``,
-    the ``n_live`` points with a copy of ``u > 0`` first (in increasing point order)."""
-    n = pt.shape[0]
-    cnt = np.zeros(m, dtype=np.int64)
-    live = np.zeros(m, dtype=np.bool_)
-    for t in range(n):
-        cnt[pt[t]] += 1
-        if u[t] > 0.0:
-            live[pt[t]] = True
-    k = 1
-    for i in range(m):
-        if cnt[i] > k:
-            k = cnt[i]
-    pidx = np.empty(m, dtype=np.int64)
-    pos = np.empty(m, dtype=np.int64)
-    n_live = 0
-    for i in range(m):
-        if live[i]:
-            pidx[n_live] = i
-            pos[i] = n_live
-            n_live += 1
-    q = n_live
-    for i in range(m):
-        if not live[i]:
-            pidx[q] = i
-            pos[i] = q
-            q += 1
-    vid = np.full((m, k), -1, dtype=np.int64)
-    A = np.zeros((m, k))
-    S = np.ones((m, k))
-    P = np.zeros((m, k))
-    U = np.zeros((m, k))
-    fill = np.zeros(m, dtype=np.int64)
-    for t in range(n):
-        q = pos[pt[t]]
-        b = fill[q]
-        fill[q] = b + 1
-        vid[q, b] = t
-        A[q, b] = alpha[t]
-        S[q, b] = s[t]
-        P[q, b] = p[t]
-        U[q, b] = u[t]
-    return k, n_live, pidx, vid, A, S, P, U
-
-
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _init_f(pidx, A, S, U, f, fbar, src, stats):
-    """``f = K nu`` and ``fbar = K nu_bar`` at every position (rows of the points with a
-    nonzero coefficient)."""
-    m, k = A.shape
-    c = np.zeros(m)
-    cb = np.zeros(m)
-    for q in range(m):
-        i = pidx[q]
-        for b in range(k):
-            a = A[q, b]
-            if a != 0.0:
-                c[i] += S[q, b] * a
-            if U[q, b] > 0.0 and a >= U[q, b]:
-                cb[i] += S[q, b] * U[q, b]
-    Kc = np.zeros(m)
-    Kcb = np.zeros(m)
-    for i in range(m):
-        if c[i] != 0.0 or cb[i] != 0.0:
-            row = _row(i, src, stats)
-            ci, cbi = c[i], cb[i]
-            for r in range(m):
-                Kc[r] += ci * row[r]
-                Kcb[r] += cbi * row[r]
-    for q in range(m):
-        f[q] = Kc[pidx[q]]
-        fbar[q] = Kcb[pidx[q]]
-
-
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _copies(q, A, S, P, U):
-    """The copies of point position ``q`` that realise ``UP[q]`` and ``LOW[q]`` (the last
-    one on ties; -1 when none)."""
-    up = -np.inf
-    low = -np.inf
-    bu = -1
-    bl = -1
-    for b in range(A.shape[1]):
-        a = A[q, b]
-        v = S[q, b] * P[q, b]
-        if S[q, b] > 0.0:
-            in_up = a < U[q, b]
-            in_low = a > 0.0
-        else:
-            in_up = a > 0.0
-            in_low = a < U[q, b]
-        if in_up and -v >= up:
-            up = -v
-            bu = b
-        if in_low and v >= low:
-            low = v
-            bl = b
-    return bu, bl
-
-
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _scan_up(active_size, f, UP):
-    """``(G_max, i)``: ``max_{t in I_up} -s_t G_t`` over the active points and the position of
-    its point (-1 when ``I_up`` is empty)."""
-    Gmax = -np.inf
-    imax = -1
-    for q in range(active_size):
-        v = UP[q] - f[q]
-        if v >= Gmax:
-            Gmax = v
-            imax = q
-    if Gmax == -np.inf:
-        imax = -1
-    return Gmax, imax
-
-
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _select_working_set(active_size, pidx, f, LOW, QD, Gmax, imax, src, stats):
-    """WSS3 (LIBSVM) over the active point positions ``0 .. active_size - 1``, given
-    ``(G_max, i)`` of :func:`_scan_up`: returns ``(i, j, m(alpha) - M(alpha))`` (point
-    positions; the copies are those of :func:`_copies`).
-
-    ``j = argmin_{I_low, s_t G_t > -G_max} -(G_max + s_t G_t)^2 / a_it`` with
-    ``a_it = K_ii + K_tt - 2 K_it`` (``TAU`` when not positive); ``j = -1`` when no pair
-    violates. ``QD[q]`` is ``K`` at the point of position ``q``.
-    """
-    if imax < 0:
-        return -1, -1, -np.inf
-    Ki = _row(pidx[imax], src, stats)
-    Kii = QD[imax]
-    Gmax2 = -np.inf
-    jmin = -1
-    obj_min = np.inf
-    for q in range(active_size):
-        sg = LOW[q] + f[q]
-        if sg >= Gmax2:
-            Gmax2 = sg
-        gd = Gmax + sg
-        if gd > 0.0:
-            qc = Kii + QD[q] - 2.0 * Ki[pidx[q]]
-            if qc <= 0.0:
-                qc = TAU
-            od = -(gd * gd) / qc
-            if od <= obj_min:
-                jmin = q
-                obj_min = od
-    return imax, jmin, Gmax + Gmax2
-
-
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _select_single(active_size, f, A, S, P, U, QD):
     """No equality constraint: the variable of largest decrease; returns
     ``(position, copy, max violation)``."""
@@ -328,15 +189,14 @@ def _select_single(active_size, f, A, S, P, U, QD):
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _step_pair(iq, ib, jq, jb, active_size, pidx, f, fbar, QD, UP, LOW, A, S, P, U, src,
-               stats):
+def _step_pair(iq, ib, jq, jb, active_size, pidx, f, fbar, QD, UP, LOW, A, S, P, U, Ki, Kj):
     """Two-variable update of LIBSVM (clipped to the box, ``s^T alpha`` kept) on copy ``ib``
-    of position ``iq`` and copy ``jb`` of position ``jq``; then ``f`` over the active
-    points, in the same pass as the next :func:`_scan_up`, whose ``(G_max, i)`` is
-    returned."""
-    Ki = _row(pidx[iq], src, stats)
-    Kj = _row(pidx[jq], src, stats)
-    # (row i was used last, so fetching row j never evicts it: the cache has >= 2 slots)
+    of position ``iq`` and copy ``jb`` of position ``jq`` (``Ki``, ``Kj``: the kernel rows of
+    their points); then ``f`` over the active points, in the same pass as the next scan for
+    ``i`` of :func:`_select`, whose ``(G_max, i)`` is returned.
+
+    (The caller fetches the rows: the kernel-row code is then compiled into the caller's
+    module only, not again into this function's, on a cold start.)"""
     Ci, Cj = U[iq, ib], U[jq, jb]
     si, sj = S[iq, ib], S[jq, jb]
     Gi = P[iq, ib] + si * f[iq]
@@ -412,8 +272,9 @@ def _step_pair(iq, ib, jq, jb, active_size, pidx, f, fbar, QD, UP, LOW, A, S, P,
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _step_single(iq, ib, active_size, pidx, f, fbar, QD, UP, LOW, A, S, P, U, src, stats):
-    Ki = _row(pidx[iq], src, stats)
+def _step_single(iq, ib, active_size, pidx, f, fbar, QD, UP, LOW, A, S, P, U, Ki):
+    """Single-variable update (no equality) of copy ``ib`` of position ``iq``, the Newton
+    step on its coordinate clipped to the box; ``Ki`` the kernel row of its point."""
     q = QD[iq]
     if q <= TAU:
         q = TAU
@@ -433,27 +294,21 @@ def _step_single(iq, ib, active_size, pidx, f, fbar, QD, UP, LOW, A, S, P, U, sr
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _reconstruct_gradient(st, active_size, src, stats):
-    """``f`` at the shrunk positions ``active_size .. n_live - 1``, counted in ``stats``."""
-    if active_size >= st.n_live:
-        return
-    stats[_RECON] += 1
-    _reconstruct(st, active_size, st.n_live, src, stats)
-
-
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _reconstruct(st, lo, hi, src, stats):
+def _reconstruct(st, lo, hi, count, src, stats):
     """``f_i = fbar_i + sum_{j} K_ij nu^free_j`` for positions ``lo .. hi - 1``, where
     ``nu^free_j = sum s_t alpha_t`` over the free copies of point ``j`` (all among the
     first ``lo`` positions): rows of the free points or of the reconstructed ones,
-    whichever are fewer."""
+    whichever are fewer. ``count``: a gradient reconstruction of the shrunk positions
+    (``hi = n_live``), counted in ``stats`` when there is any."""
     if lo >= hi:
         return
+    if count:
+        stats[_RECON] += 1
     pidx, f, fbar, A, S, U = st.point, st.f, st.fbar, st.alpha, st.sign, st.upper
     k = A.shape[1]
     for q in range(lo, hi):
         f[q] = fbar[q]
-    cf = np.zeros(lo)
+    cf = np.empty(lo)
     nr_free = 0
     for q in range(lo):
         acc = 0.0
@@ -482,8 +337,10 @@ def _reconstruct(st, lo, hi, src, stats):
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _be_shrunk_eq(q, f, A, S, P, U, Gmax1, Gmax2):
-    """LIBSVM's ``be_shrunk`` for every copy (``u > 0``) of position ``q``: True if all."""
+def _shrunk_copies(q, f, A, S, P, U, Gmax1, Gmax2):
+    """LIBSVM's ``be_shrunk`` for every copy (``u > 0``) of position ``q``: the number of
+    those copies if all would be shrunk, else 0 (an active point has at least one)."""
+    c = 0
     for b in range(A.shape[1]):
         uu = U[q, b]
         if not uu > 0.0:
@@ -495,10 +352,11 @@ def _be_shrunk_eq(q, f, A, S, P, U, Gmax1, Gmax2):
         elif a <= 0.0:
             sh = (g > Gmax2) if S[q, b] > 0.0 else (g > Gmax1)
         else:
-            return False
+            return 0
         if not sh:
-            return False
-    return True
+            return 0
+        c += 1
+    return c
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
@@ -517,34 +375,14 @@ def _violations(active_size, f, UP, LOW):
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _swap(a, c, pidx, f, fbar, QD, UP, LOW, vid, A, S, P, U):
-    """Exchange point positions ``a`` and ``c`` (LIBSVM's ``swap_index``)."""
-    pidx[a], pidx[c] = pidx[c], pidx[a]
-    f[a], f[c] = f[c], f[a]
-    fbar[a], fbar[c] = fbar[c], fbar[a]
-    QD[a], QD[c] = QD[c], QD[a]
-    UP[a], UP[c] = UP[c], UP[a]
-    LOW[a], LOW[c] = LOW[c], LOW[a]
-    for b in range(A.shape[1]):
-        vid[a, b], vid[c, b] = vid[c, b], vid[a, b]
-        A[a, b], A[c, b] = A[c, b], A[a, b]
-        S[a, b], S[c, b] = S[c, b], S[a, b]
-        P[a, b], P[c, b] = P[c, b], P[a, b]
-        U[a, b], U[c, b] = U[c, b], U[a, b]
-
-
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _n_copies(q, U):
-    c = 0
-    for b in range(U.shape[1]):
-        if U[q, b] > 0.0:
-            c += 1
-    return c
-
-
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _do_shrinking(st, has_eq, active_size, unshrink, tol, src, stats):
-    """LIBSVM's ``do_shrinking`` per point; returns ``(active_size, unshrink)``."""
+def _do_shrinking(st, has_eq, active_size, unshrink, tol, stats):
+    """LIBSVM's ``do_shrinking`` per point; returns ``(active_size, unshrink, again)``. A
+    shrunk point is exchanged with the last active one that stays (LIBSVM's
+    ``swap_index``). ``again``: the violation is within ``10 tol`` for the first time and
+    nothing was done; the caller reconstructs the gradient of the shrunk points (LIBSVM's
+    unshrink) and calls again with every live point active and ``unshrink`` True (the
+    kernel rows are fetched by the caller only: on a cold start the row code is not
+    compiled into this function)."""
     pidx, vid, A, S, P, U = st.point, st.var, st.alpha, st.sign, st.lin, st.upper
     QD, f, fbar, UP, LOW = st.kdiag, st.f, st.fbar, st.up, st.low
     if has_eq:
@@ -555,67 +393,207 @@ def _do_shrinking(st, has_eq, active_size, unshrink, tol, src, stats):
         Gmax1 = Gmax2 = M
         close = M <= 10.0 * tol
     if (not unshrink) and close:
-        unshrink = True
-        _reconstruct_gradient(st, active_size, src, stats)
-        active_size = st.n_live
-        if has_eq:
-            Gmax1, Gmax2 = _violations(active_size, f, UP, LOW)
-        else:
-            M = _select_single(active_size, f, A, S, P, U, QD)[2]
-            Gmax1 = Gmax2 = M
+        return active_size, unshrink, True
     q = np.int64(0)        # not a literal: one compiled specialisation of the callees
     while q < active_size:
-        if _be_shrunk_eq(q, f, A, S, P, U, Gmax1, Gmax2):   # (Gmax1 = Gmax2 = M without eq)
+        c = _shrunk_copies(q, f, A, S, P, U, Gmax1, Gmax2)   # (Gmax1 = Gmax2 = M without eq)
+        if c > 0:
             active_size -= 1
-            stats[_SHRINK] += _n_copies(q, U)
+            stats[_SHRINK] += c
             while active_size > q:
-                if not _be_shrunk_eq(active_size, f, A, S, P, U, Gmax1, Gmax2):
-                    _swap(q, active_size, pidx, f, fbar, QD, UP, LOW, vid, A, S, P, U)
+                c = _shrunk_copies(active_size, f, A, S, P, U, Gmax1, Gmax2)
+                if c == 0:
+                    a, z = q, active_size           # exchange positions q and active_size
+                    pidx[a], pidx[z] = pidx[z], pidx[a]
+                    f[a], f[z] = f[z], f[a]
+                    fbar[a], fbar[z] = fbar[z], fbar[a]
+                    QD[a], QD[z] = QD[z], QD[a]
+                    UP[a], UP[z] = UP[z], UP[a]
+                    LOW[a], LOW[z] = LOW[z], LOW[a]
+                    for b in range(A.shape[1]):
+                        vid[a, b], vid[z, b] = vid[z, b], vid[a, b]
+                        A[a, b], A[z, b] = A[z, b], A[a, b]
+                        S[a, b], S[z, b] = S[z, b], S[a, b]
+                        P[a, b], P[z, b] = P[z, b], P[a, b]
+                        U[a, b], U[z, b] = U[z, b], U[a, b]
                     break
-                stats[_SHRINK] += _n_copies(active_size, U)
+                stats[_SHRINK] += c
                 active_size -= 1
         q += 1
-    return active_size, unshrink
-
-
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _violation(st, has_eq, active_size):
-    """The maximal KKT violation over the first ``active_size`` positions."""
-    if has_eq:
-        g1, g2 = _violations(active_size, st.f, st.up, st.low)
-        v = g1 + g2
-        return v if v > 0.0 else 0.0
-    return _select_single(active_size, st.f, st.alpha, st.sign, st.lin, st.upper, st.kdiag)[2]
+    return active_size, unshrink, False
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _select(has_eq, active_size, have_up, Gmax, imax, pidx, f, UP, LOW, QD, A, S, P, U, src,
             stats):
-    """One working-set selection: ``(iq, ib, jq, jb, violation)`` (``jq = -1``: none)."""
-    if has_eq:
-        if not have_up:
-            Gmax, imax = _scan_up(active_size, f, UP)
-        iq, jq, viol = _select_working_set(active_size, pidx, f, LOW, QD, Gmax, imax, src,
-                                           stats)
-        ib = _copies(iq, A, S, P, U)[0] if iq >= 0 else -1
-        jb = _copies(jq, A, S, P, U)[1] if jq >= 0 else -1
-        return iq, ib, jq, jb, viol
-    iq, ib, viol = _select_single(active_size, f, A, S, P, U, QD)
-    return iq, ib, iq, ib, viol
+    """One working-set selection over the active point positions ``0 .. active_size - 1``:
+    ``(iq, ib, jq, jb, violation)`` (``jq = -1``: none).
+
+    With the equality, WSS3 (LIBSVM): ``i`` the copy of ``argmax_q UP[q] - f[q]``
+    (``max_{t in I_up} -s_t G_t``; ``(G_max, i)`` given by the last :func:`_step_pair` when
+    ``have_up``), then ``j = argmin_{I_low, s_t G_t > -G_max} -(G_max + s_t G_t)^2 / a_it``
+    with ``a_it = K_ii + K_tt - 2 K_it`` (``TAU`` when not positive); ``QD[q]`` is ``K`` at
+    the point of position ``q``. The violation is ``m(alpha) - M(alpha)``. The copy of a
+    point is the one that realises ``UP`` (for ``i``) or ``LOW`` (for ``j``), the last one
+    on ties. Without it, :func:`_select_single`.
+    """
+    if not has_eq:
+        iq, ib, viol = _select_single(active_size, f, A, S, P, U, QD)
+        return iq, ib, iq, ib, viol
+    if not have_up:
+        Gmax = -np.inf
+        imax = -1
+        for q in range(active_size):
+            v = UP[q] - f[q]
+            if v >= Gmax:
+                Gmax = v
+                imax = q
+        if Gmax == -np.inf:
+            imax = -1
+    if imax < 0:
+        return -1, -1, -1, -1, -np.inf
+    Ki = _row(pidx[imax], src, stats)
+    Kii = QD[imax]
+    Gmax2 = -np.inf
+    jmin = -1
+    obj_min = np.inf
+    for q in range(active_size):
+        sg = LOW[q] + f[q]
+        if sg >= Gmax2:
+            Gmax2 = sg
+        gd = Gmax + sg
+        if gd > 0.0:
+            qc = Kii + QD[q] - 2.0 * Ki[pidx[q]]
+            if qc <= 0.0:
+                qc = TAU
+            od = -(gd * gd) / qc
+            if od <= obj_min:
+                jmin = q
+                obj_min = od
+    # the copies: of i, the last realising UP (in I_up); of j, the last realising LOW (I_low)
+    ib = -1
+    up = -np.inf
+    for b in range(A.shape[1]):
+        a = A[imax, b]
+        if S[imax, b] > 0.0:
+            in_up = a < U[imax, b]
+        else:
+            in_up = a > 0.0
+        if in_up and -(S[imax, b] * P[imax, b]) >= up:
+            up = -(S[imax, b] * P[imax, b])
+            ib = b
+    jb = -1
+    if jmin >= 0:
+        low = -np.inf
+        for b in range(A.shape[1]):
+            a = A[jmin, b]
+            if S[jmin, b] > 0.0:
+                in_low = a > 0.0
+            else:
+                in_low = a < U[jmin, b]
+            if in_low and S[jmin, b] * P[jmin, b] >= low:
+                low = S[jmin, b] * P[jmin, b]
+                jb = b
+    return imax, ib, jmin, jb, Gmax + Gmax2
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _setup(pt, s, p, u, alpha, QD_pt, src, stats):
-    """The solver's state at a feasible ``alpha``, an :data:`SMOState`: the layout of
-    :func:`_layout`, ``QD``, ``f``, ``fbar``, ``UP`` and ``LOW`` over the point positions."""
+    """The solver's state at a feasible ``alpha``, an :data:`SMOState`: the per-point layout
+    of the caller's variables (``k``, ``n_live``, ``pidx``, ``vid``, ``A``, ``S``, ``P``,
+    ``U``; the ``n_live`` points with a copy of ``u > 0`` first, in increasing point order),
+    ``QD``, ``f = K nu`` and ``fbar = K nu_bar`` (rows of the points with a nonzero
+    coefficient), ``UP`` and ``LOW`` over the point positions.
+
+    (Every array is allocated by ``np.empty`` with one of three signatures and filled by
+    loops: each other allocation signature compiles an implementation of its own on a cold
+    start.)"""
     m = QD_pt.shape[0]
-    k, n_live, pidx, vid, A, S, P, U = _layout(pt, s, p, u, alpha, m)
+    n = pt.shape[0]
+    cnt = np.empty(m, dtype=np.int64)
+    live = np.empty(m, dtype=np.int64)          # 1: the point has a copy with u > 0
+    for i in range(m):
+        cnt[i] = 0
+        live[i] = 0
+    for t in range(n):
+        cnt[pt[t]] += 1
+        if u[t] > 0.0:
+            live[pt[t]] = 1
+    k = 1
+    for i in range(m):
+        if cnt[i] > k:
+            k = cnt[i]
+    pidx = np.empty(m, dtype=np.int64)
+    pos = np.empty(m, dtype=np.int64)
+    n_live = 0
+    for i in range(m):
+        if live[i] != 0:
+            pidx[n_live] = i
+            pos[i] = n_live
+            n_live += 1
+    q = n_live
+    for i in range(m):
+        if live[i] == 0:
+            pidx[q] = i
+            pos[i] = q
+            q += 1
+    vid = np.empty((m, k), dtype=np.int64)
+    A = np.empty((m, k))
+    S = np.empty((m, k))
+    P = np.empty((m, k))
+    U = np.empty((m, k))
+    for q in range(m):
+        for b in range(k):
+            vid[q, b] = -1
+            A[q, b] = 0.0
+            S[q, b] = 1.0
+            P[q, b] = 0.0
+            U[q, b] = 0.0
+    fill = cnt                                  # (reused: the copies placed so far)
+    for i in range(m):
+        fill[i] = 0
+    for t in range(n):
+        q = pos[pt[t]]
+        b = fill[q]
+        fill[q] = b + 1
+        vid[q, b] = t
+        A[q, b] = alpha[t]
+        S[q, b] = s[t]
+        P[q, b] = p[t]
+        U[q, b] = u[t]
     QD = np.empty(m)
     for q in range(m):
         QD[q] = QD_pt[pidx[q]]
+    # f = K nu and fbar = K nu_bar (c, cb: nu and nu_bar by point; Kc, Kcb: the products)
+    c = np.empty(m)
+    cb = np.empty(m)
+    Kc = np.empty(m)
+    Kcb = np.empty(m)
+    for i in range(m):
+        c[i] = 0.0
+        cb[i] = 0.0
+        Kc[i] = 0.0
+        Kcb[i] = 0.0
+    for q in range(m):
+        i = pidx[q]
+        for b in range(k):
+            a = A[q, b]
+            if a != 0.0:
+                c[i] += S[q, b] * a
+            if U[q, b] > 0.0 and a >= U[q, b]:
+                cb[i] += S[q, b] * U[q, b]
+    for i in range(m):
+        if c[i] != 0.0 or cb[i] != 0.0:
+            row = _row(i, src, stats)
+            ci, cbi = c[i], cb[i]
+            for r in range(m):
+                Kc[r] += ci * row[r]
+                Kcb[r] += cbi * row[r]
     f = np.empty(m)
     fbar = np.empty(m)
-    _init_f(pidx, A, S, U, f, fbar, src, stats)
+    for q in range(m):
+        f[q] = Kc[pidx[q]]
+        fbar[q] = Kcb[pidx[q]]
     UP = np.empty(m)
     LOW = np.empty(m)
     for q in range(m):
@@ -644,7 +622,7 @@ def smo_solve(pt_in, s_in, p_in, u_in, QD_pt, alpha_in, has_eq, tol, max_iter, s
     ``(n_iter, reached_max_iter, violation, G)`` with the full gradient ``G = Q alpha + p``
     (in the caller's order).
 
-    The variables are regrouped by point (:func:`_layout`; the state is kept per point,
+    The variables are regrouped by point (:func:`_setup`; the state is kept per point,
     see above) and, as in LIBSVM, the points are kept in an order where the active ones
     come first (shrinking swaps a shrunk point behind the active ones), so that every scan
     of the working-set selection and every update of ``f`` runs over a contiguous range
@@ -665,13 +643,14 @@ def smo_solve(pt_in, s_in, p_in, u_in, QD_pt, alpha_in, has_eq, tol, max_iter, s
     # the first shrinking comes after a quarter of LIBSVM's period (then every min(n, 1000)):
     # the first iterations otherwise scan every variable (SVMm m = 1,000: same iterations,
     # 20% less time; the final unshrink-and-recheck keeps the stop exact)
-    counter = min(n, 1000) // 4 + 1
+    shrink_every = n if n < 1000 else 1000      # min(n, 1000) (no builtin min, max here:
+    counter = shrink_every // 4 + 1             # each compiles a function of its own)
     unshrink = np.bool_(False)    # typed, not literal (one specialisation of the callees)
     yes = np.bool_(True)          # (the same for the pair steps' _select: not Literal[True])
     hit_max = False
     since_full = 0
-    period = max(100 * n_var, 10_000)
-    have_up = np.bool_(False)     # (Gmax, imax) of _scan_up known from the last step
+    period = 100 * n_var if 100 * n_var > 10_000 else 10_000    # max(100 n_var, 10^4)
+    have_up = np.bool_(False)     # (Gmax, imax) of _select's scan known from the last step
     stable = 0                    # steps since the free set last changed
     wait = NEWTON_WAIT
     Gmax, imax = -np.inf, np.int64(-1)
@@ -682,22 +661,27 @@ def smo_solve(pt_in, s_in, p_in, u_in, QD_pt, alpha_in, has_eq, tol, max_iter, s
         if shrinking:
             counter -= 1
             if counter == 0:
-                counter = min(n, 1000)
-                since_full += min(n, 1000)
+                counter = shrink_every
+                since_full += shrink_every
                 if since_full >= period and active_size < n_live:
                     # safeguard (not in LIBSVM): a long run on the shrunk set may be stuck
                     # on a problem whose shrunk variables violate; bring them all back.
-                    _reconstruct_gradient(st, active_size, src, stats)
+                    _reconstruct(st, active_size, n_live, yes, src, stats)
                     active_size = n_live
                     since_full = 0
-                active_size, unshrink = _do_shrinking(st, has_eq, active_size, unshrink, tol,
-                                                      src, stats)
+                active_size, unshrink, again = _do_shrinking(st, has_eq, active_size, unshrink,
+                                                             tol, stats)
+                if again:
+                    # LIBSVM's unshrink, once: every live point active, then shrink again
+                    _reconstruct(st, active_size, n_live, yes, src, stats)
+                    active_size, unshrink, again = _do_shrinking(st, has_eq, n_live, yes, tol,
+                                                                 stats)
                 have_up = False
         iq, ib, jq, jb, viol = _select(has_eq, active_size, have_up, Gmax, imax, pidx, f, UP,
                                        LOW, QD, A, S, P, U, src, stats)
         if viol <= tol or jq < 0:
             if active_size < n_live:
-                _reconstruct_gradient(st, active_size, src, stats)
+                _reconstruct(st, active_size, n_live, yes, src, stats)
                 active_size = n_live
                 iq, ib, jq, jb, viol = _select(has_eq, active_size, np.bool_(False), Gmax,
                                                imax, pidx, f, UP, LOW, QD, A, S, P, U, src,
@@ -729,12 +713,15 @@ def smo_solve(pt_in, s_in, p_in, u_in, QD_pt, alpha_in, has_eq, tol, max_iter, s
         fi = A[iq, ib] > 0.0 and A[iq, ib] < U[iq, ib]
         fj = A[jq, jb] > 0.0 and A[jq, jb] < U[jq, jb]
         if pair:
+            Ki = _row(pidx[iq], src, stats)
+            Kj = _row(pidx[jq], src, stats)
+            # (row i was used last, so fetching row j never evicts it: the cache has >= 2 slots)
             Gmax, imax = _step_pair(iq, ib, jq, jb, active_size, pidx, f, fbar, QD, UP, LOW, A,
-                                    S, P, U, src, stats)
+                                    S, P, U, Ki, Kj)
             have_up = True
         else:
-            _step_single(iq, ib, active_size, pidx, f, fbar, QD, UP, LOW, A, S, P, U, src,
-                         stats)
+            _step_single(iq, ib, active_size, pidx, f, fbar, QD, UP, LOW, A, S, P, U,
+                         _row(pidx[iq], src, stats))
         if (fi == (A[iq, ib] > 0.0 and A[iq, ib] < U[iq, ib])
                 and fj == (A[jq, jb] > 0.0 and A[jq, jb] < U[jq, jb])):
             stable += 1
@@ -742,9 +729,16 @@ def smo_solve(pt_in, s_in, p_in, u_in, QD_pt, alpha_in, has_eq, tol, max_iter, s
             stable = 0
     # f at every point: the shrunk ones, and those whose copies are all pinned (u = 0),
     # which the steps do not maintain
-    _reconstruct_gradient(st, active_size, src, stats)
-    _reconstruct(st, n_live, m, src, stats)
-    viol = _violation(st, has_eq, n_live)
+    _reconstruct(st, active_size, n_live, yes, src, stats)
+    _reconstruct(st, n_live, m, np.bool_(False), src, stats)
+    # the maximal KKT violation over all the live points
+    if has_eq:
+        g1, g2 = _violations(n_live, f, UP, LOW)
+        viol = g1 + g2
+        if not viol > 0.0:
+            viol = 0.0
+    else:
+        viol = _select_single(n_live, f, A, S, P, U, QD)[2]
     G_out = np.empty(n)
     for q in range(m):
         for b in range(st.n_copy):

@@ -61,7 +61,7 @@ def _dot_rows(M, i, j, n):
     return acc
 
 
-@njit(cache=True, no_cfunc_wrapper=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _cholesky(M, n):
     """Lower Cholesky factor of ``M[:n, :n]`` in place (row-major, the inner products run
     along rows); False when a pivot is not above ``1e-12`` times the largest diagonal."""
@@ -82,7 +82,7 @@ def _cholesky(M, n):
     return True
 
 
-@njit(cache=True, no_cfunc_wrapper=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _chol_solve(L, n, x):
     """``x <- (L L^T)^{-1} x`` for the factor of :func:`_cholesky`."""
     for i in range(n):
@@ -150,8 +150,11 @@ def _newton(st, active_size, has_eq, src, stats, budget):
         sg[a] = S[q, b]
         tgt[a] = -S[q, b] * P[q, b]
         g[a] = f[q]
-    dnu = np.zeros(r)
-    fixed = np.zeros(r, dtype=np.bool_)
+    dnu = np.empty(r)
+    fixed = np.empty(r, dtype=np.int64)     # 1: fixed at a bound by the ratio test
+    for a in range(r):
+        dnu[a] = 0.0
+        fixed[a] = 0
     sub = np.empty(r, dtype=np.int64)
     M = np.empty((r, r))
     z = np.empty(r)
@@ -159,7 +162,7 @@ def _newton(st, active_size, has_eq, src, stats, budget):
     for _ in range(8):
         n = np.int64(0)     # not a literal: one specialisation of _cholesky
         for a in range(r):
-            if not fixed[a]:
+            if fixed[a] == 0:
                 sub[n] = a
                 n += 1
         if n == 0:
@@ -205,7 +208,7 @@ def _newton(st, active_size, has_eq, src, stats, budget):
                 g[a] += d * Kff[a, sub[x]]
         if block < 0:
             break
-        fixed[block] = True
+        fixed[block] = 1
     # the change of the dual objective, sum_a (f_a + s_a p_a) dnu_a + 1/2 dnu^T K_FF dnu
     change = 0.0
     for a in range(r):
@@ -216,7 +219,7 @@ def _newton(st, active_size, has_eq, src, stats, budget):
         q, b = fq[a], fb[a]
         ua = U[q, b]
         new = a0[a] + sg[a] * dnu[a]
-        if fixed[a]:
+        if fixed[a] != 0:
             new = ua if new > 0.5 * ua else 0.0
         if new < 0.0:
             new = 0.0
