@@ -14,7 +14,7 @@ from collections import namedtuple
 import numpy as np
 
 from . import _common
-from ._polish import active_set_qp
+from ._polish import IPM_STEP_COST, active_set_qp, interior_point_qp
 from ._smo import (_POLISH, _RECON, _RESUME, _SHRINK, DEFAULT_MIN_ITER, DEFAULT_TOL,
                    intercept_from_gradient, smo_solve)
 from ._kernels import ROW_MISS, ROW_REQ
@@ -39,6 +39,18 @@ POLISH_WORK = 200.0
 #: ``method="smo"``, LDM, ODML) it stays 0: there the former rule certifies, and 1e-6
 #: took 3x the iterations on 500 spambase rows at C = 2^18, 2^20
 NULL_REL = 1e-6
+
+#: when the active set on the polish's ``F`` could afford fewer than ``IPM_BELOW`` steps
+#: (``4 |F|^3`` counted flops each) of its budget, :func:`newton_polish` runs
+#: :func:`fast._polish.interior_point_qp` instead, within ``IPM_WORK * n`` counted flops per
+#: SMO iteration so far (its ~30-40 steps cost ``IPM_STEP_COST |F|^3`` each: a fixed price,
+#: where the active set needs 2-3 |F| steps from an SMO point far from the optimum)
+IPM_BELOW = 10
+IPM_WORK = 2000.0
+#: polishes that follow an interior-point polish at once (:func:`run`)
+IPM_FOLLOW = 4
+#: the interior-point method's steps expected by :func:`newton_polish`'s test of its cost
+IPM_STEPS_EXPECTED = 40
 
 #: what :func:`run` returns: the dual point, its gradient ``G = Q alpha + p``, the intercept,
 #: iterations, whether the first stage hit ``max_iter``, the final KKT violation, the
@@ -106,7 +118,7 @@ def generic_gap(s, p, u, alpha, G, b, pt, m):
     return P, P - D
 
 
-def newton_polish(source, pt, s, u, alpha, G, b, has_eq, budget):
+def newton_polish(source, pt, s, u, alpha, G, b, has_eq, budget, ipm_budget=0.0):
     """Active-set Newton refinement on the free set, the equality kept; ``alpha`` in place.
 
     The SMO's convergence is linear and can crawl on ill-conditioned kernels (a polynomial
@@ -114,9 +126,16 @@ def newton_polish(source, pt, s, u, alpha, G, b, has_eq, budget):
     the free variables plus the bound ones whose multiplier ``G_t + b s_t`` (``b`` the
     current intercept) points inward; on ``F`` the QP ``min 1/2 d^T Q_FF d + G_F^T d``,
     ``s_F^T d = 0`` (with an intercept), in the box, is solved by
-    :func:`fast._polish.active_set_qp` within ``budget`` flops. Kept only if it lowers the
-    dual objective; the SMO then resumes from it and alone decides the stop. Returns True
-    if kept.
+    :func:`fast._polish.active_set_qp` within ``budget`` flops, or, when that budget affords
+    fewer than ``IPM_BELOW`` of its steps (``4 |F|^3`` each), by
+    :func:`fast._polish.interior_point_qp` within ``ipm_budget`` (if its ~40 factorisations
+    fit): LDM RBF on KEEL spambase, m = 3,000, C = 2^20 (issue 13) has ``|F|`` = 3,000
+    (nearly every multiplier at 0 points inward) and an optimum ~10^6 away along the
+    near-null directions of ``H``; the active set took one step per polish (violation 1.0
+    at ``max_iter``, 44 CPU s), the interior-point method solves it in 33 factorisations
+    (the point certifies; 36 CPU s in all). Kept only if it lowers the dual objective; the
+    SMO then resumes from it and alone decides the stop. Returns ``"ipm"`` or
+    ``"active_set"`` if kept (the method used), else ``""``.
     """
     mult = G + b * s if has_eq else G
     free = (alpha > 0.0) & (alpha < u)
@@ -124,18 +143,27 @@ def newton_polish(source, pt, s, u, alpha, G, b, has_eq, budget):
     free |= (alpha >= u) & (mult > 0.0) & (u > 0.0)
     F = np.flatnonzero(free)
     nF = F.size
-    if nF == 0 or 4.0 * float(nF) ** 3 > budget:
+    if nF == 0:
+        return False
+    step = 4.0 * float(nF) ** 3
+    ipm = (step * IPM_BELOW > budget
+           and IPM_STEPS_EXPECTED * IPM_STEP_COST * float(nF) ** 3 <= ipm_budget)
+    if not ipm and step > budget:
         return False
     sF = s[F]
     Q = sF[:, None] * source.block(pt[F]) * sF[None, :]
     Q = 0.5 * (Q + Q.T)
     x0 = alpha[F].copy()
-    x, change = active_set_qp(Q, G[F], x0, np.zeros(nF), u[F], seq=sF if has_eq else None,
-                              budget=budget, null_rel=NULL_REL if has_eq else 0.0)
+    args = (Q, G[F], x0, np.zeros(nF), u[F])
+    kw = dict(seq=sF if has_eq else None, null_rel=NULL_REL if has_eq else 0.0)
+    if ipm:
+        x, change, _ = interior_point_qp(*args, budget=ipm_budget, **kw)
+    else:
+        x, change = active_set_qp(*args, budget=budget, **kw)
     if change < -1e-15 * (1.0 + abs(float(G[F] @ x0))):
         alpha[F] = x
-        return True
-    return False
+        return "ipm" if ipm else "active_set"
+    return ""
 
 
 def run(source, pt, s, p, u, alpha0, has_eq, tol, max_iter, shrinking, refine=False,
@@ -152,7 +180,9 @@ def run(source, pt, s, p, u, alpha0, has_eq, tol, max_iter, shrinking, refine=Fa
     ``polish`` (default: on with ``refine``): the SMO runs in chunks of
     ``max(20 n, 20000)`` iterations; a chunk that ends without reaching the tolerance is
     followed by an active-set Newton refinement (:func:`newton_polish`, within
-    ``POLISH_WORK * n`` flops per SMO iteration spent so far) before the SMO resumes. A
+    ``POLISH_WORK * n`` flops per SMO iteration spent so far; the interior-point method
+    within ``IPM_WORK * n`` when the free set is too large for the active set) before the
+    SMO resumes. A
     well-conditioned problem finishes in its first chunk (no polish, LIBSVM's
     run); an ill-conditioned one (the SMO crawling) gets the Newton steps. ``stats``
     counts the kept polishes (``info["n_polish"]``).
@@ -182,9 +212,24 @@ def run(source, pt, s, p, u, alpha0, has_eq, tol, max_iter, shrinking, refine=Fa
         b = float(intercept_from_gradient(s, u, alpha, G)) if has_eq else 0.0
         if hit and stage_total < stage_budget:
             # a chunk ended without reaching tol: Newton on the free set, then resume
-            if newton_polish(source, pt, s, u, alpha, G, b, has_eq,
-                             POLISH_WORK * n * total + 1e6):
+            kind = newton_polish(source, pt, s, u, alpha, G, b, has_eq,
+                                 POLISH_WORK * n * total + 1e6, IPM_WORK * n * total)
+            # after an interior-point polish (a large move: the variables outside its F now
+            # violate), up to IPM_FOLLOW polishes more at the new gradient before the SMO
+            # resumes (SVM with intercept, RBF, magic m = 3,000, C = 2^18: each cut the
+            # violation 10-100x where a chunk of the SMO did not)
+            follow = IPM_FOLLOW if kind == "ipm" else 0
+            while kind:
                 stats[_POLISH] += 1
+                if follow == 0:
+                    break
+                follow -= 1
+                # the gradient at the polished point (the SMO's setup, no step)
+                G = smo_solve(pt, s, p, u, source.diag, alpha, bool(has_eq), tol, 0,
+                              bool(shrinking), source.src, stats)[3]
+                b = float(intercept_from_gradient(s, u, alpha, G)) if has_eq else 0.0
+                kind = newton_polish(source, pt, s, u, alpha, G, b, has_eq,
+                                     POLISH_WORK * n * total + 1e6, IPM_WORK * n * total)
             continue
         if hit:
             hit_max = first           # a refinement that runs out keeps the tolerance asked

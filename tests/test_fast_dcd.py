@@ -222,3 +222,31 @@ def test_dense_active_set_reaches_the_kkt_point_of_a_nearly_singular_dual(C):
     assert np.all(x >= lo) and np.all(x <= hi) and change < 0.0
     lmax = float(np.linalg.eigvalsh(Q)[-1])
     assert _box_kkt(g0 + Q @ x, x, lo, hi) <= 1e-12 * lmax * max(1.0, float(np.max(x)))
+
+
+@pytest.mark.parametrize("with_eq", [False, True])
+def test_interior_point_qp_matches_the_active_set(with_eq):
+    """:func:`fast._polish.interior_point_qp` (the SMO's polish on a large free set, issue
+    13) on box QPs of every rank, boxes from 1 to 1e5 wide, with and without the equality:
+    its point lies in the box, keeps ``s^T x = s^T x0``, and its decrease matches the
+    dense active set's (the exact optimum of these small QPs) to 1e-9."""
+    from fast._polish import active_set_qp, interior_point_qp
+
+    rng = np.random.default_rng(13)
+    for _ in range(60):
+        n = int(rng.integers(2, 40))
+        Z = rng.standard_normal((n, int(rng.integers(1, n + 1))))
+        Q = Z @ Z.T
+        lo = np.zeros(n)
+        hi = rng.uniform(0.5, 10.0, n) * 10.0 ** int(rng.integers(0, 6))
+        s = rng.choice([-1.0, 1.0], n) if with_eq else None
+        x0 = rng.uniform(0.0, 1.0, n) * hi
+        g0 = 3.0 * rng.standard_normal(n)
+        x, change, steps = interior_point_qp(Q, g0, x0, lo, hi, seq=s)
+        _, ref = active_set_qp(Q, g0, x0, lo, hi, seq=s)
+        assert np.all((x >= lo) & (x <= hi)) and 0 < steps < 60
+        if with_eq:
+            assert abs(s @ (x - x0)) <= 1e-9 * (1.0 + hi.max())
+        D = x - x0
+        assert change == pytest.approx(g0 @ D + 0.5 * D @ Q @ D, rel=1e-9, abs=1e-9)
+        assert change <= ref + 1e-9 * (1.0 + abs(ref))

@@ -182,6 +182,41 @@ def test_ldm_weak_regularization_keel_certifies():
     assert prob.certify(sol, reference=False).ok
 
 
+def test_ldm_nearly_singular_dual_reaches_the_optimum_by_the_interior_point_polish():
+    """Issue 13: LDM on KEEL spambase (1,000 rows, stratified, seed 0; [0,1], RBF
+    gamma = 1/d, lam1 = lam2 = 2^-8, C = 2^20, cold). ``H`` is numerically singular
+    (at m = 3,000: eigenvalues down to 1e-14 lambda_max, 1,736 of them above 1e-12) and the
+    optimum lies ~10^5-10^6 along its near-null directions: the SMO crawls (violation 1.0
+    after its first chunk) and the polish's free set is nearly the whole problem, where the
+    active set affords one or two eigendecompositions. Formerly the point stayed far from
+    the optimum (violation 0.27 at 100,000 iterations; at m = 3,000 1.0 after 300,000);
+    the interior-point polish (:func:`fast._polish.interior_point_qp`) reaches it: the
+    point certifies, its violation at the round-off of its gradient (~1e-7: alpha ~ 2^20),
+    which the default tol 1e-8 does not see (then ``max_iter``, warned)."""
+    import warnings
+
+    from strategies import keel
+
+    X, y = keel("spambase")
+    rng = np.random.default_rng(0)
+    idx = np.sort(np.concatenate([
+        rng.choice(np.flatnonzero(y == c), int(round(1000 * np.mean(y == c))), replace=False)
+        for c in (-1, 1)]))
+    X, y = X[idx], y[idx]
+    span = X.max(0) - X.min(0)
+    X = (X - X.min(0)) / np.where(span > 0, span, 1.0)
+    prob = rm.LDM(X, y, C=2.0 ** 20, lam1=2.0 ** -8, lam2=2.0 ** -8,
+                  kernel=rm.kernels.RBF(gamma=1.0 / X.shape[1]))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        sol = fast.solve(prob, max_iter=100_000)
+    assert sol.solver == "fast:smo" and sol.info["n_polish"] > 0
+    assert (sol.status == "max_iter") == any(issubclass(w.category, ConvergenceWarning)
+                                             for w in caught)
+    assert sol.info["violation"] <= 1e-6
+    assert prob.certify(sol, reference=False).ok
+
+
 def test_woodbury_data_is_the_reference_and_kept_along_a_path(monkeypatch):
     """Issue 13: ``H`` and the factor of ``I + RGR`` do not depend on LDM's C (nor ODML's
     lam), so along fast.path they are built once (spambase m = 3,000: ~5.5 s of a ~6 s
