@@ -43,6 +43,13 @@ Since the SMO's Newton polish got a budget that grows with the SMO's own work
 setting, ``validation/sweep_paths.py --family LDM --kernel rbf``) certifies 65 of 66 points
 on australian, german, yeast3, ecoli1, haberman, pima (was 39, with two paths killed at
 120 s); the miss: haberman C = 2^20 (``max_iter``, duality gap 1.2e-4, warned).
+Where the free set is too large for the polish's eigendecompositions (nearly every
+multiplier at 0 pointing inward), the polish is an interior-point QP
+(:func:`fast._polish.interior_point_qp`, one Cholesky per step): LDM RBF on KEEL spambase,
+m = 3,000, C = 2^20, whose ``H`` is nearly singular (eigenvalues down to 1e-14 of the
+largest) and whose optimum lies ~1e6 away along its near-null directions, went from a
+violation of 1.0 at ``max_iter`` to a point that certifies (gap 1.8e-7; still ``max_iter``,
+warned: the SMO's stopping rule sits below its gradient's round-off there).
 
 ``method="asgd"`` (linear kernel only): seed 001 Alg. 2 on the primal (see
 :mod:`fast._sgd`); a stochastic method for large m that returns ``w`` only (the
