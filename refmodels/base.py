@@ -216,7 +216,18 @@ class Problem(abc.ABC):
     @property
     def gram(self):
         """Gram matrix ``G`` of the training points (built on first use)."""
-        return self._cached("gram", lambda: self.kernel.gram(self.X))
+        return self._cached("gram", lambda: self._finite_kernel(self.kernel.gram(self.X)))
+
+    def _finite_kernel(self, M):
+        """``M`` if every entry is finite, else a ValueError naming the kernel and ``X`` (a
+        polynomial kernel on features ~1e80 overflows; CVXPY would only say "Problem data
+        contains NaN or Inf")."""
+        data = M.data if sp.issparse(M) else M
+        if not np.all(np.isfinite(data)):
+            raise ValueError(f"kernel={self.kernel!r} on X gives non-finite kernel values "
+                             f"(overflow: X's largest |entry| is {_max_abs(self.X):.3g}); "
+                             f"scale the features or choose another kernel")
+        return M
 
     @property
     def gram_if_built(self):
@@ -226,7 +237,8 @@ class Problem(abc.ABC):
     @property
     def F(self):
         """Feature matrix of the primal: ``X`` (linear kernel) or the empirical kernel map."""
-        return self._cached("F", lambda: _k.feature_matrix(self.kernel, self.X))
+        return self._cached("F", lambda: self._finite_kernel(
+            _k.feature_matrix(self.kernel, self.X)))
 
     def _check_points(self, Xn, name):
         """New points ``Xn`` validated against the training data: ``(n, d)`` features, or
@@ -759,6 +771,11 @@ def small_objective_note(P, D):
             f"happens with large features (features x c is the same problem with C x c^2 on "
             f"the original ones, and an objective c^2 smaller): scale the features to certify "
             f"in relative terms")
+
+
+def _max_abs(X):
+    data = X.data if sp.issparse(X) else np.asarray(X)
+    return float(np.max(np.abs(data), initial=0.0))
 
 
 def given_slacks(sol, m, defaults, names=("xi", "eps")):

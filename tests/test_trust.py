@@ -323,3 +323,16 @@ def test_mcodm_reference_coef_is_the_certified_point():
             return
     np.testing.assert_allclose(p.decision_function(s, p.X), p.scores(s.variables["W"]),
                                rtol=0, atol=1e-6 * (1 + np.abs(p.scores(s.variables["W"])).max()))
+
+
+def test_reference_names_the_kernel_when_the_gram_overflows():
+    """A cubic kernel on features ~1e80 overflows: the reference said only CVXPY's "Problem
+    data contains NaN or Inf"; it now names the kernel, X and the fix."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20, 3)) * 1e80
+    y = np.where(rng.normal(size=20) > 0, 1, -1)
+    p = rm.SVM(X, y, C=1.0, kernel=rm.kernels.Polynomial(3, 1.0, 1.0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        with pytest.raises(ValueError, match=r"kernel=Polynomial.*on X.*scale the features"):
+            p.solve()
