@@ -278,9 +278,15 @@ def _solve_tron(prob, tol, max_iter, warm_start, max_cg=None, **options):
                    status="optimal" if converged else "max_iter", solver="fast:tron",
                    form="fast", time=time.perf_counter() - t0, n_iter=tinfo["n_iter"],
                    info=info)
-    if not converged:
+    if not converged and tinfo.get("stop") == "stalled":
+        _common.not_converged_warning(
+            f"ODM TRON (||grad f_O|| / (1 + ||w||)) stalled after {tinfo['n_iter']} Newton "
+            f"iterations (the trust region collapsed or the reduction fell below rounding) "
+            f"with residual {info['residual']:.3e} above the tolerance tol={tol:.3e} asked; "
+            f"the point is not optimal to that tolerance (method='dcd' finishes from it)")
+    elif not converged:
         _common.convergence_warning("ODM TRON (||grad f_O|| / (1 + ||w||))", info["residual"],
-                                 tol, tinfo["n_iter"])
+                                    tol, tinfo["n_iter"], unit="Newton iterations")
     return sol
 
 
