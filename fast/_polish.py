@@ -140,6 +140,16 @@ def _ratio_step(x, d, lo, hi, W, unbounded_ok):
     return xn, False
 
 
+def _restore_equality(x, x0, lo, hi, seq):
+    """Put ``seq^T x`` back on ``seq^T x0`` (moved by round-off or by snapping to bounds)
+    through the most interior variable, in place."""
+    r = float(seq @ (x - x0))
+    inside = np.flatnonzero((x > lo) & (x < hi))
+    if r != 0.0 and inside.size:
+        q = inside[int(np.argmax(np.minimum(x[inside] - lo[inside], hi[inside] - x[inside])))]
+        x[q] = min(max(x[q] - r / seq[q], lo[q]), hi[q])
+
+
 def active_set_qp(Q, g0, x0, lo, hi, seq=None, budget=np.inf, max_steps=None, null_rel=0.0):
     """The QP of the module doc from ``x0`` (feasible); returns ``(x, change)``.
 
@@ -259,11 +269,7 @@ def active_set_qp(Q, g0, x0, lo, hi, seq=None, budget=np.inf, max_steps=None, nu
         x = prog.best_x                    # round-off lost ground since the best release
     if seq is not None:
         # clipping may move seq^T x by round-off: put it back on the most interior variable
-        r = float(seq @ (x - x0))
-        inside = np.flatnonzero((x > lo) & (x < hi))
-        if r != 0.0 and inside.size:
-            q = inside[int(np.argmax(np.minimum(x[inside] - lo[inside], hi[inside] - x[inside])))]
-            x[q] = min(max(x[q] - r / seq[q], lo[q]), hi[q])
+        _restore_equality(x, x0, lo, hi, seq)
     D = x - x0
     return x, float(g0 @ D + 0.5 * D @ (Q @ D))
 
@@ -478,11 +484,7 @@ def interior_point_qp(Q, g0, x0, lo, hi, seq=None, budget=np.inf, max_steps=IPM_
     up = (t < w) & ~(xi < z)
     x[up] = hi[up]
     if seq is not None:
-        r = float(seq @ (x - x0))
-        inside = np.flatnonzero((x > lo) & (x < hi))
-        if r != 0.0 and inside.size:
-            q = inside[int(np.argmax(np.minimum(x[inside] - lo[inside], hi[inside] - x[inside])))]
-            x[q] = min(max(x[q] - r / seq[q], lo[q]), hi[q])
+        _restore_equality(x, x0, lo, hi, seq)
     Dx = x - x0
     gx = g0 + Q @ Dx
     f_cross = float(g0 @ Dx + 0.5 * Dx @ (gx - g0))
