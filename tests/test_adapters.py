@@ -532,3 +532,21 @@ def test_format_argument_errors(tmp_path):
     bad.write_text("svm_type\nkernel_type rbf\nnr_class 2\ntotal_sv 0\nrho 0\nSV\n")
     with pytest.raises(ValueError, match="header 'svm_type' has no value"):
         formats.load_model(str(bad), "libsvm", X, y)
+
+
+def test_from_fast_carries_the_estimators_own_multipliers():
+    """Session 9 (validation/sweep_adapters.py): ODMClassifier on raw breast_cancer (the
+    'auto' default: TRON, then the DCD from its multipliers) converged and its own
+    certificate held, but from_sklearn gave coef alone and the multipliers derived from the
+    margins left stationarity 9e-3. The round trip now carries the solver's multipliers."""
+    from sklearn.datasets import load_breast_cancer
+
+    fast = pytest.importorskip("fast")
+    X, y = load_breast_cancer(return_X_y=True)
+    clf = fast.ODMClassifier(kernel="linear").fit(X, y)
+    assert clf.solutions_[0].status == "optimal"
+    prob, sol = rm.from_sklearn(clf, X, y)
+    assert all(sol.variables.get(k) is not None for k in prob.dual_names)
+    assert prob.certify(sol, reference=False).ok
+    bad = prob.solution_from(coef=-sol.coef, dual={k: sol.variables[k] for k in prob.dual_names})
+    assert not prob.certify(bad, reference=False).ok     # coef is still checked against them
