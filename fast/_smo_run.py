@@ -144,7 +144,7 @@ def newton_polish(source, pt, s, u, alpha, G, b, has_eq, budget, ipm_budget=0.0)
     F = np.flatnonzero(free)
     nF = F.size
     if nF == 0:
-        return False
+        return ""
     step = 4.0 * float(nF) ** 3
     ipm = (step * IPM_BELOW > budget
            and IPM_STEPS_EXPECTED * IPM_STEP_COST * float(nF) ** 3 <= ipm_budget)
@@ -218,18 +218,17 @@ def run(source, pt, s, p, u, alpha0, has_eq, tol, max_iter, shrinking, refine=Fa
             # violate), up to IPM_FOLLOW polishes more at the new gradient before the SMO
             # resumes (SVM with intercept, RBF, magic m = 3,000, C = 2^18: each cut the
             # violation 10-100x where a chunk of the SMO did not)
-            follow = IPM_FOLLOW if kind == "ipm" else 0
-            while kind:
+            if kind:
                 stats[_POLISH] += 1
-                if follow == 0:
-                    break
-                follow -= 1
+            for _ in range(IPM_FOLLOW if kind == "ipm" else 0):
                 # the gradient at the polished point (the SMO's setup, no step)
                 G = smo_solve(pt, s, p, u, source.diag, alpha, bool(has_eq), tol, 0,
                               bool(shrinking), source.src, stats)[3]
                 b = float(intercept_from_gradient(s, u, alpha, G)) if has_eq else 0.0
-                kind = newton_polish(source, pt, s, u, alpha, G, b, has_eq,
-                                     POLISH_WORK * n * total + 1e6, IPM_WORK * n * total)
+                if not newton_polish(source, pt, s, u, alpha, G, b, has_eq,
+                                     POLISH_WORK * n * total + 1e6, IPM_WORK * n * total):
+                    break
+                stats[_POLISH] += 1
             continue
         if hit:
             hit_max = first           # a refinement that runs out keeps the tolerance asked

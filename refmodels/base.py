@@ -446,6 +446,7 @@ class Problem(abc.ABC):
         self._check_solution(sol)
         point = sol.point if isinstance(sol, _FixedPoint) else self.primal_point(sol)
         P = self.primal_value(*point)
+        cert.values["objective"] = P        # (the extras compare the objective at coef with it)
         self._certificate_extras(cert, sol, point)
         if all(sol.variables.get(k) is not None for k in self.dual_names):
             dual = {k: np.asarray(sol.variables[k], float) for k in self.dual_names}
@@ -713,14 +714,10 @@ class BinaryProblem(Problem):
             cert.add("w = F^T coef", float(np.linalg.norm(w - wc)),
                      1.0 + float(np.linalg.norm(w)))
             F = self.F
-            fw = np.asarray(F @ w).ravel()
-            df = np.asarray(F @ (w - wc)).ravel()
-            cert.add("decision values (coef vs w)", float(np.max(np.abs(df), initial=0.0)),
-                     1.0 + float(np.max(np.abs(fw + (b or 0.0)), initial=0.0)))
-            # the objective at coef's point, against the one the residuals certify (a large
-            # C or lam turns decision values 1e-9 apart into objectives 1e-2 apart)
-            P, Pc = self.primal_value(*point), self.primal_value(wc, *point[1:])
-            cert.add("objective at coef", abs(Pc - P), 1.0 + abs(P))
+            add_coef_consistency(cert, "decision values (coef vs w)",
+                                 np.asarray(F @ w).ravel() + (b or 0.0),
+                                 np.asarray(F @ (w - wc)).ravel(), cert.values["objective"],
+                                 self.primal_value(wc, *point[1:]))
 
     # ---- helpers for families ---------------------------------------------------
     def _solution(self, *, w, b, coef, variables, solver, form, elapsed, extra=None):
@@ -776,6 +773,17 @@ def small_objective_note(P, D):
 def _max_abs(X):
     data = X.data if sp.issparse(X) else np.asarray(X)
     return float(np.max(np.abs(data), initial=0.0))
+
+
+def add_coef_consistency(cert, name, f, df, P, Pc):
+    """The residuals that make ``coef`` (what predictions use) and the certified point one
+    point: ``name``, the largest difference ``df`` of the decision values (or scores) on the
+    training points, scaled by ``1 + max |f|`` (free of the features' scale), and
+    ``objective at coef``, ``|Pc - P|`` scaled by ``1 + |P|`` (a large C or lam turns
+    decision values 1e-9 apart into objectives 1e-2 apart)."""
+    cert.add(name, float(np.max(np.abs(df), initial=0.0)),
+             1.0 + float(np.max(np.abs(f), initial=0.0)))
+    cert.add("objective at coef", abs(Pc - P), 1.0 + abs(P))
 
 
 def given_slacks(sol, m, defaults, names=("xi", "eps")):

@@ -54,7 +54,8 @@ import scipy.sparse as sp
 
 from ._validation import (check_vector, check_X, in_interval, multiclass_labels, positive,
                           positive_int)
-from .base import given_slacks, quad, TIE_THRESHOLDS, Problem, run_cvxpy, warn_convergence
+from .base import (add_coef_consistency, given_slacks, quad, TIE_THRESHOLDS, Problem,
+                   run_cvxpy, warn_convergence)
 from .certify import DEFAULT_TOL, complementarity
 from .solution import Solution, SolverError
 
@@ -166,11 +167,8 @@ class _MultiClassData(Problem):
                 or np.shape(sol.coef) != (self.m, self.k):
             return
         Wc = self.W_from_coef(np.asarray(sol.coef, float))
-        S, dS = self.scores(W), self.scores(W - Wc)
-        cert.add("scores (coef vs W)", float(np.max(np.abs(dS), initial=0.0)),
-                 1.0 + float(np.max(np.abs(S), initial=0.0)))
-        P, Pc = self.primal_value(W), self.primal_value(Wc)
-        cert.add("objective at coef", abs(Pc - P), 1.0 + abs(P))
+        add_coef_consistency(cert, "scores (coef vs W)", self.scores(W), self.scores(W - Wc),
+                             cert.values["objective"], self.primal_value(Wc))
 
     def M_from(self, W):
         """Alg. 3, step 5: ``M_i = max_{l != y_i} s_l(x_i)`` at the iterate ``W``."""
@@ -776,8 +774,9 @@ class McODM(_MultiClassData):
         rel = self.relaxed(M)
         cert = rel.certify(sol, tol=tol, reference=reference)
         cert.family = "McODM"
-        fp = float(np.max(np.abs(self.M_from(W) - M)))
-        cert.add("fixed-point residual", fp, 1.0 + float(np.max(np.abs(self.scores(W)), initial=0.0)))
+        S = self.scores(W)
+        fp = float(np.max(np.abs(self._split_scores(S)[1] - M)))      # M_from(W) - M
+        cert.add("fixed-point residual", fp, 1.0 + float(np.max(np.abs(S), initial=0.0)))
         cert.values["mcodm_objective"] = self.mcodm_value(W)
         cert.notes.append(note)
         cert.notes.append("certifies a KKT point of the relaxed QP (eq. 20) at M plus Alg. 3's "
