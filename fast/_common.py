@@ -52,6 +52,29 @@ def scale_hint(prob):
 # ---------------------------------------------------------------------------------------
 # argument checks shared by the families
 # ---------------------------------------------------------------------------------------
+#: the part of a solver's internal duality-gap target that does not scale with ``|P|``, in
+#: units of the problem's objective unit (:func:`refmodels.base.objective_scale`): the
+#: self-check's allowance there (``0.1 x`` the certificate's ``1e-6``), since below it the gap
+#: is at the round-off of evaluating ``P`` and a tighter target only runs to ``max_iter``
+GAP_FLOOR_UNITS = 1e-7
+
+
+def gap_target(gap_tol, P, prob):
+    """A solver's duality-gap target at objective ``P``: ``gap_tol |P|`` plus
+    ``GAP_FLOOR_UNITS`` objective units (``gap_tol (1 + |P|)`` for a problem without one)."""
+    P0 = prob.objective_at_zero() if hasattr(prob, "objective_at_zero") else None
+    if P0 is None:
+        return gap_tol * (1.0 + abs(P))
+    return gap_tol * abs(P) + GAP_FLOOR_UNITS * prob.objective_unit
+
+
+def relative_gap_target(gap_tol, prob):
+    """:func:`gap_target` as a function of ``P`` (None when ``gap_tol`` is None)."""
+    if gap_tol is None:
+        return None
+    return lambda P: gap_target(gap_tol, P, prob)
+
+
 def check_common(method, methods, tol, max_iter, default_tol, default_max_iter):
     """Validate ``method``, ``tol`` and ``max_iter``; return ``(method, tol, max_iter)``."""
     if method is None:

@@ -190,7 +190,7 @@ class Oracle:
 
 def run(oracle, *, sign, lo, hi, p, dg, alpha0, u0=None, tol, max_iter, seed, shrinking=True,
         polish=True, polish_every=50, polish_max=1500, polish_stable_only=False,
-        primal=None, gap_tol=None, lowrank_polish=True):
+        primal=None, gap_tol=None, gap_target=None, lowrank_polish=True):
     """Run the DCD on ``n = k m`` variables: ``k`` signed copies of each of the ``m`` points.
 
     ``sign`` (k,) is ``sigma`` per copy; ``lo``, ``hi``, ``p``, ``dg`` are per copy too (a
@@ -214,7 +214,9 @@ def run(oracle, *, sign, lo, hi, p, dg, alpha0, u0=None, tol, max_iter, seed, sh
     default): when the projected-gradient stop holds, the duality gap
     ``P(primal point) + D_min(alpha)`` is computed (``primal(alpha, u, s, w)`` gives ``P``;
     ``D_min = 1/2 u^T s + p^T alpha + 1/2 sum_j d_j alpha_j^2``, constant included); if it
-    exceeds ``gap_tol (1 + |P|)`` the tolerance is divided by 10 and the descent continues
+    exceeds ``gap_target(P)`` (default ``gap_tol (1 + |P|)``; the families pass
+    :func:`fast._common.gap_target`, relative to ``|P|`` down to the problem's objective
+    unit) the tolerance is divided by 10 and the descent continues
     (down to ``1e-14``). A ``|PG| <= tol`` point can have a large gap when the box is wide
     (gap <= ~ 2 m C tol for the SVM) or the dual is ill-conditioned (ODM with theta near 1).
 
@@ -267,6 +269,9 @@ def run(oracle, *, sign, lo, hi, p, dg, alpha0, u0=None, tol, max_iter, seed, sh
     n_polish, polish_time = 0, 0.0
     converged = False
     last_free = None
+    if gap_target is None and gap_tol is not None:
+        def gap_target(P):
+            return gap_tol * (1.0 + abs(P))
     polish_gap = int(polish_every)
     cur_tol = float(tol)
     n_refine = 0
@@ -293,7 +298,7 @@ def run(oracle, *, sign, lo, hi, p, dg, alpha0, u0=None, tol, max_iter, seed, sh
             P = float(primal(alpha, u_now, s_ex, w_ex))
             Dmin = float(0.5 * u_now @ s_ex + p @ alpha + 0.5 * np.sum(dg * alpha * alpha))
             gap = P + Dmin
-            if gap > gap_tol * (1.0 + abs(P)) and cur_tol > 1e-14:
+            if gap > gap_target(P) and cur_tol > 1e-14:
                 cur_tol = max(cur_tol / 10.0, 1e-14)
                 n_refine += 1
                 converged = False
@@ -312,7 +317,7 @@ def run(oracle, *, sign, lo, hi, p, dg, alpha0, u0=None, tol, max_iter, seed, sh
             # point resolves, while the gap is already at the certificate's level
             P = float(primal(alpha, u_now, s, w))
             Dmin = float(0.5 * u_now @ s + p @ alpha + 0.5 * np.sum(dg * alpha * alpha))
-            if P + Dmin <= gap_tol * (1.0 + abs(P)):
+            if P + Dmin <= gap_target(P):
                 converged = True
                 n_gap_stop = 1
                 break

@@ -11,7 +11,8 @@ in the certificate's terms before the status says ``optimal``:
   recomputed from scratch through kernel products (``G coef``; no feature map, so the
   cost is one pass over the kernel, small beside the solve);
 * the duality gap ``P - D`` against the dual value ``D`` of the solver's own (box-feasible)
-  dual point, scaled by ``1 + |P|``: for these QPs the gap is the sum of the
+  dual point, scaled as the certificate scales it (``|P|`` plus the objective's unit,
+  :func:`refmodels.base.objective_scale`): for these QPs the gap is the sum of the
   complementarity terms, so a small gap certifies optimality (weak duality);
 * agreement of the reported objective with ``P``, of ``w`` with ``X^T coef`` (linear kernel),
   and finiteness of everything returned.
@@ -59,6 +60,7 @@ def _binary_check(prob, sol):
         gv = prob.y * (np.asarray(prob.X @ v).ravel() + (b if prob.has_intercept else 0.0))
         return prob.objective_from_margins(gv, float(v @ v)), gv
 
+    wpt = w
     if coef is not None:
         rows = sol.__dict__.pop("_kernel_rows", None)    # the solver's exact kernel rows
         Gc = rows.times(coef) if rows is not None else None
@@ -66,6 +68,7 @@ def _binary_check(prob, sol):
         P_report = P
         if prob.kernel.is_linear:
             wc = np.asarray(prob.X.T @ coef).ravel()
+            wpt = wc if w is None else w
             if w is not None:
                 res["w = X^T coef"] = float(np.linalg.norm(w - wc)) / (1.0 + np.linalg.norm(w))
             # the objective reported: through the feature map, as the certificate evaluates
@@ -75,9 +78,10 @@ def _binary_check(prob, sol):
     else:                                     # a primal method on the linear kernel
         P, gamma = through_features(w)
         P_report = P
-    scale = 1.0 + abs(P)
     if not np.isfinite(P):
         return {"objective": np.inf}, P
+    # the certificate's scale at this point (|P| + its objective unit, round-off included)
+    scale = abs(P) + (prob.unit_at((wpt, b), sol) if hasattr(prob, "unit_at") else 1.0)
     res["reported objective"] = abs(float(sol.objective) - P) / scale
     D = sol.info.get("dual_objective")
     if D is not None and np.isfinite(D):

@@ -194,6 +194,44 @@ class Problem(abc.ABC):
 
     family = "problem"
     has_intercept = False
+
+    def objective_at_zero(self):
+        """The canonical objective at the zero decision function (``w = 0``, ``b = 0``: the
+        trivial classifier), the unit of the objective-valued residuals (see
+        ``OBJECTIVE_FLOOR``); None for a family without one (DRR: ``1 + |P|`` is kept)."""
+        return None
+
+    def roundoff_at(self, point, sol=None):
+        """A bound on the round-off of evaluating ``P`` at ``point`` (0: none known)."""
+        return 0.0
+
+    #: the objective unit of the point being certified (:meth:`unit_at`), while it is
+    _point_unit = None
+
+    @property
+    def objective_unit(self):
+        """The objective unit ``u`` of the objective-valued residuals (scaled by ``|P| + u``):
+        :meth:`unit_at` of the point being certified, else ``min(1, OBJECTIVE_FLOOR |P0|)``
+        (:meth:`objective_at_zero`), or 1 without ``P0``."""
+        if self._point_unit is not None:
+            return self._point_unit
+        P0 = self.objective_at_zero()
+        if P0 is None or not np.isfinite(P0) or P0 == 0.0:
+            return 1.0
+        return min(1.0, OBJECTIVE_FLOOR * abs(float(P0)))
+
+    def unit_at(self, point, sol=None):
+        """The objective unit at ``point``: ``min(1, max(OBJECTIVE_FLOOR |P0|,
+        ROUNDOFF_UNITS R))`` with ``R`` the round-off bound of :meth:`roundoff_at`, so that a
+        point is never asked for a gap below what evaluating ``P`` resolves (raw
+        breast_cancer, quadratic kernel, Gram entries 7e11: ``P = 4.3e-3`` evaluates to
+        ~1e-9), and never more leniently than by ``1 + |P|``."""
+        self._point_unit = None
+        u = self.objective_unit
+        if u >= 1.0:
+            return 1.0
+        R = self.roundoff_at(point, sol)
+        return float(min(1.0, max(u, ROUNDOFF_UNITS * R))) if np.isfinite(R) else 1.0
     #: names (SPEC) of the dual variables a Solution must carry to be certified as a pair
     dual_names: tuple = ()
 
@@ -383,7 +421,7 @@ class Problem(abc.ABC):
             return
         if ref is not None:
             cert.values["reference_objective"] = ref.objective
-            cert.add("objective gap", P - ref.objective, 1.0 + abs(ref.objective))
+            cert.add("objective gap", P - ref.objective, objective_scale(self, ref.objective))
         else:
             cert.notes.append("objective gap not computed (reference=False or m above "
                               f"{AUTO_REFERENCE_MAX_M}); the duality gap bounds it")
@@ -442,9 +480,17 @@ class Problem(abc.ABC):
                               f"factorisation failed ({exc}){where}") from exc
 
     def _certify(self, sol, tol, reference):
-        cert = Certificate(self.family, tol)
         self._check_solution(sol)
         point = sol.point if isinstance(sol, _FixedPoint) else self.primal_point(sol)
+        unit = self.unit_at(point, sol)
+        self._point_unit = unit
+        try:
+            return self._certify_at(sol, tol, reference, point)
+        finally:
+            self._point_unit = None
+
+    def _certify_at(self, sol, tol, reference, point):
+        cert = Certificate(self.family, tol)
         P = self.primal_value(*point)
         cert.values["objective"] = P        # (the extras compare the objective at coef with it)
         self._certificate_extras(cert, sol, point)
@@ -456,8 +502,8 @@ class Problem(abc.ABC):
             best = None
             for cand in self.dual_candidates(point, sol):
                 r = self.kkt_residuals(point, cand, sol)
-                r["duality gap"] = (P - self._dual_value(cand), 1.0 + abs(P))
-                worst = max(abs(a) / max(s, 1.0) for a, s in r.values())
+                r["duality gap"] = (P - self._dual_value(cand), objective_scale(self, P))
+                worst = max(abs(a) / s if s > 0 else abs(a) for a, s in r.values())
                 if best is None or worst < best[0]:
                     best = (worst, cand, r)
             if best is None:
@@ -466,14 +512,15 @@ class Problem(abc.ABC):
             _, dual, res = best
             cert.notes.append(f"dual point: {self.derived_dual_note}")
         D = self._dual_value(dual)
-        res["duality gap"] = (P - D, 1.0 + abs(P))
+        res["duality gap"] = (P - D, objective_scale(self, P))
         for k, (a, s) in res.items():
             cert.add(k, a, s)
         cert.values["objective"] = P
         cert.values["dual_objective"] = D
         cert.values["relative_gap"] = relative_gap(P, D)
-        if abs(P) < SMALL_OBJECTIVE:
-            cert.notes.append(small_objective_note(P, D))
+        cert.values["objective_unit"] = self.objective_unit
+        if abs(P) < SMALL_OBJECTIVE * self.objective_unit:
+            cert.notes.append(small_objective_note(P, D, self.objective_unit))
         self._add_objective_gap(cert, P, reference)
         cert.dual = dual
         return cert
@@ -565,6 +612,34 @@ class BinaryProblem(Problem):
         gamma = self.y * (Gc + (b if self.has_intercept else 0.0))
         wnorm2 = max(float(coef @ Gc), 0.0)
         return self.objective_from_margins(gamma, wnorm2), gamma, Gc
+
+    def objective_at_zero(self):
+        """The objective of ``f = 0`` from the margins (all 0), e.g. ``C m`` for the hinge."""
+        if not hasattr(self, "objective_from_margins"):
+            return None
+        return float(self.objective_from_margins(np.zeros(self.m), 0.0))
+
+    def roundoff_at(self, point, sol=None):
+        """``eps (|P0| rho + q)``: ``rho`` bounds the magnitudes each margin is summed from
+        (``max_i sum_j |K_ij| |coef_j| <= max_k K_kk sum_j |coef_j|`` for a PSD kernel, or
+        ``max_i |F_i| |w|`` in feature space), ``|P0|`` (:meth:`objective_at_zero`) the
+        weight of the loss terms, ``q`` the same bound for ``||w||^2``."""
+        P0 = self.objective_at_zero()
+        if P0 is None:
+            return 0.0
+        w = point[0]
+        coef = getattr(sol, "coef", None) if sol is not None else None
+        if coef is not None and not self.kernel.is_linear:
+            c = float(np.sum(np.abs(coef)))
+            rho = float(np.max(np.abs(self.kernel.diag(self.X)), initial=0.0)) * c
+            q = rho * c
+        else:
+            w = np.asarray(w, float)
+            F = self.F
+            Fa = abs(F) if sp.issparse(F) else np.abs(F)
+            rho = float(np.max(np.asarray(Fa @ np.abs(w)).ravel(), initial=0.0))
+            q = float(w @ w)
+        return float(np.finfo(float).eps * (abs(P0) * rho + q))
 
     def w_from_coef(self, coef):
         """``w = F^T coef`` (feature-space coordinates of ``sum_i coef_i phi(x_i)``)."""
@@ -706,7 +781,7 @@ class BinaryProblem(Problem):
         is ~1e-4 and a ``coef`` 1e-7 away from ``F^T``-consistency passes the first while
         its decision values are off by ~1e-3 (a reference point whose objective at ``coef``
         was 280 against 2.8e-8 at ``w``); and the primal objective at ``F^T coef`` against
-        that at ``w`` (scaled by ``1 + |P|``)."""
+        that at ``w`` (scaled by :func:`objective_scale`)."""
         w, b = point
         if sol.coef is not None and "w" in sol.variables and sol.variables["w"] is not None \
                 and np.shape(sol.variables["w"]) == np.shape(w):
@@ -717,7 +792,8 @@ class BinaryProblem(Problem):
             add_coef_consistency(cert, "decision values (coef vs w)",
                                  np.asarray(F @ w).ravel() + (b or 0.0),
                                  np.asarray(F @ (w - wc)).ravel(), cert.values["objective"],
-                                 self.primal_value(wc, *point[1:]))
+                                 self.primal_value(wc, *point[1:]),
+                                 objective_scale(self, cert.values["objective"]))
 
     # ---- helpers for families ---------------------------------------------------
     def _solution(self, *, w, b, coef, variables, solver, form, elapsed, extra=None):
@@ -748,10 +824,35 @@ class BinaryProblem(Problem):
         return float(max(np.max(np.maximum(viol, 0.0)), np.max(np.maximum(-xi, 0.0))))
 
 
-#: below this |P| the residuals scaled by ``1 + |P|`` are in effect absolute (the
-#: certificate's convention, as Clarabel's and OSQP's ``eps_abs + eps_rel |P|``); the
-#: certificate then says so and reports the relative duality gap beside it
-SMALL_OBJECTIVE = 1e-3
+#: The objective-valued residuals (duality gap, complementarity, objective at coef,
+#: objective gap) are scaled by ``|P| + u`` with the objective unit
+#: ``u = min(1, OBJECTIVE_FLOOR |P0|)``, ``P0`` the objective of the zero decision function
+#: (``f = 0``: ``C m`` for the hinge, ``lam`` for ODM's loss): relative to the objective
+#: itself, down to ``1e-7`` of the trivial classifier's objective (the round-off of
+#: evaluating ``P``, a sum of ``m`` loss terms each to ``~eps (1 + |gamma_i|)`` of its
+#: weight, against the certificate's tolerance), and never more leniently than the former
+#: ``1 + |P|``. That former scale was absolute below 1: with features x1e6 and C = 2^-7
+#: (P* = 1e-12) a point at 22 times the optimum held. Families without a natural zero point
+#: (DRR) keep ``1 + |P|``.
+OBJECTIVE_FLOOR = 1e-7
+
+
+#: the round-off bound ``R`` of :meth:`Problem.roundoff_at` counts this many objective
+#: units: ten times the reciprocal of the certificate's default tolerance, so that a gap
+#: at the round-off of its evaluation is a tenth of the tolerance
+ROUNDOFF_UNITS = 1e7
+
+
+def objective_scale(prob, P):
+    """The denominator of an objective-valued residual at objective ``P`` (see
+    ``OBJECTIVE_FLOOR``); ``1 + |P|`` for a problem without :meth:`objective_at_zero`."""
+    return abs(float(P)) + prob.objective_unit
+
+
+#: the certificate adds a note when ``|P|`` is below this many objective units: the
+#: objective-valued residuals are then in effect absolute (in units of ``OBJECTIVE_FLOOR
+#: |P0|``), and the relative duality gap is reported beside them
+SMALL_OBJECTIVE = 10.0
 
 
 def relative_gap(P, D):
@@ -761,13 +862,14 @@ def relative_gap(P, D):
     return 0.0 if den == 0.0 else float((P - D) / den)
 
 
-def small_objective_note(P, D):
-    return (f"the objective is {P:.3g}, far below 1: the residuals scaled by 1 + |P| are then "
-            f"absolute, and a point whose objective is several times the optimum can hold (the "
-            f"relative duality gap (P - D) / max(|P|, |D|) is {relative_gap(P, D):.2g}). This "
-            f"happens with large features (features x c is the same problem with C x c^2 on "
-            f"the original ones, and an objective c^2 smaller): scale the features to certify "
-            f"in relative terms")
+def small_objective_note(P, D, unit):
+    return (f"the objective is {P:.3g}, within 10 of its unit {unit:.3g} (1e-7 of the "
+            f"objective at f = 0): the objective-valued residuals are then absolute in that "
+            f"unit, the round-off floor of evaluating P (the relative duality gap "
+            f"(P - D) / max(|P|, |D|) is {relative_gap(P, D):.2g}). This happens when the "
+            f"optimum is a near-zero-loss classifier with a tiny norm (large features: "
+            f"features x c is the same problem with C x c^2 on the original ones and an "
+            f"objective c^2 smaller)")
 
 
 def _max_abs(X):
@@ -775,15 +877,15 @@ def _max_abs(X):
     return float(np.max(np.abs(data), initial=0.0))
 
 
-def add_coef_consistency(cert, name, f, df, P, Pc):
+def add_coef_consistency(cert, name, f, df, P, Pc, scale):
     """The residuals that make ``coef`` (what predictions use) and the certified point one
     point: ``name``, the largest difference ``df`` of the decision values (or scores) on the
     training points, scaled by ``1 + max |f|`` (free of the features' scale), and
-    ``objective at coef``, ``|Pc - P|`` scaled by ``1 + |P|`` (a large C or lam turns
-    decision values 1e-9 apart into objectives 1e-2 apart)."""
+    ``objective at coef``, ``|Pc - P|`` scaled by ``scale`` (:func:`objective_scale`: a
+    large C or lam turns decision values 1e-9 apart into objectives 1e-2 apart)."""
     cert.add(name, float(np.max(np.abs(df), initial=0.0)),
              1.0 + float(np.max(np.abs(f), initial=0.0)))
-    cert.add("objective at coef", abs(Pc - P), 1.0 + abs(P))
+    cert.add("objective at coef", abs(Pc - P), scale)
 
 
 def given_slacks(sol, m, defaults, names=("xi", "eps")):

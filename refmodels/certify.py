@@ -8,25 +8,28 @@ residual               absolute value                                  scaled by
 =====================  ==============================================  ==========================
 primal feasibility     max violation of a primal constraint            ``1 + max_i |gamma_i|``
 dual feasibility       max violation of a dual box / equality          ``1 + largest box bound``
-complementarity        ``max_i |multiplier_i * constraint slack_i|``   ``1 + |P|``
+complementarity        ``max_i |multiplier_i * constraint slack_i|``   ``|P| + u``
 stationarity           ``||grad_w L||`` (feature space)                ``1 + ||w|| + ||w(dual)||``
-duality gap            ``P(primal point) - D_max(dual point)``         ``1 + |P|``
-objective gap          ``P(primal point) - P*`` (reference optimum)    ``1 + |P*|``
+duality gap            ``P(primal point) - D_max(dual point)``         ``|P| + u``
+objective gap          ``P(primal point) - P*`` (reference optimum)    ``|P*| + u``
 =====================  ==============================================  ==========================
 
 A solution that carries both ``coef`` (what predictions use) and ``w`` (what the residuals
 use) adds ``w = F^T coef`` (scaled by ``1 + ||w||``), ``decision values (coef vs w)``
 (``max_i |f_w(x_i) - f_coef(x_i)|``, scaled by ``1 + max_i |f_w(x_i)|``: free of the
 features' scale) and ``objective at coef`` (``|P(F^T coef) - P(w)|``, scaled by
-``1 + |P|``); mcODM the same on its scores.
+``|P| + u``); mcODM the same on its scores.
 
-**Absolute below 1.** Every scale is ``1 + ...``: a residual is relative to a quantity
-above 1 and absolute below it, as in Clarabel's and OSQP's ``eps_abs + eps_rel |P|``. When
-the objective itself is far below 1 (large features: features times ``c`` is the same
-problem with ``C`` times ``c^2`` on the original ones and an objective ``c^2`` smaller), a
-point whose objective is several times the optimum can hold. The certificate then adds a
-note saying so; ``cert.values["relative_gap"]`` is ``(P - D) / max(|P|, |D|)`` in every
-case.
+**Relative to the objective.** ``u`` is the objective's unit at the point
+(:meth:`refmodels.base.Problem.unit_at`): ``min(1, max(1e-7 |P0|, 1e7 R))``, ``P0`` the
+objective of the zero decision function (``C m`` for the hinge) and ``R`` a bound on the
+round-off of evaluating ``P`` there. A gap is relative to the objective down to 1e-7 of the
+trivial classifier's objective or ten times the evaluation's round-off, and never more
+lenient than relative to ``1 + |P|`` (the convention of Clarabel's and OSQP's
+``eps_abs + eps_rel |P|``, which with features x1e6 and C = 2^-7, P* = 1e-12, accepted a
+point at 22 times the optimum). Within ten units of ``u`` the certificate adds a note;
+``cert.values["relative_gap"]`` is ``(P - D) / max(|P|, |D|)`` and
+``cert.values["objective_unit"]`` is ``u``. DRR keeps ``1 + |P|``.
 
 The certificate holds (``cert.ok``) when every scaled residual is at most
 ``tol`` (default ``1e-6``; the duality and objective gaps are compared in
@@ -58,12 +61,12 @@ class Certificate:
         self.notes = list(notes or [])
 
     def add(self, name, absolute, scale=1.0):
-        """Record a residual; ``scale`` is the denominator of its scaled form (>= 1)."""
+        """Record a residual; ``scale`` (> 0) is the denominator of its scaled form."""
         if absolute is None:
             return
         absolute = float(np.max(absolute)) if np.ndim(absolute) else float(absolute)
         scale = float(np.max(scale)) if np.ndim(scale) else float(scale)
-        self.residuals[name] = (absolute, absolute / max(scale, 1.0))
+        self.residuals[name] = (absolute, absolute / scale if scale > 0.0 else absolute)
 
     def merge_max(self, other):
         """Combine with another certificate (DRR: one per test point) by the worst residual."""

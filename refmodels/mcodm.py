@@ -54,8 +54,8 @@ import scipy.sparse as sp
 
 from ._validation import (check_vector, check_X, in_interval, multiclass_labels, positive,
                           positive_int)
-from .base import (add_coef_consistency, given_slacks, quad, TIE_THRESHOLDS, Problem,
-                   run_cvxpy, warn_convergence)
+from .base import (add_coef_consistency, given_slacks, objective_scale, quad, TIE_THRESHOLDS,
+                   Problem, run_cvxpy, warn_convergence)
 from .certify import DEFAULT_TOL, complementarity
 from .solution import Solution, SolverError
 
@@ -159,7 +159,7 @@ class _MultiClassData(Problem):
         carries both they must be one point. Residuals: the scores on the training points,
         ``F W`` against ``F F^T coef`` (scaled by ``1 + max |F W|``: scores do not depend on
         the scale of the features, where ``||W||`` does), and the objective at ``F^T coef``
-        against that at ``W`` (scaled by ``1 + |P|``). Without them a reference point on
+        against that at ``W`` (scaled by :func:`objective_scale`). Without them a reference point on
         Gram entries of 4e13 certified its ``W`` (scores ~1e-4) while ``coef`` gave +-4.8."""
         W = point[0]
         Wv = sol.variables.get("W")
@@ -168,7 +168,8 @@ class _MultiClassData(Problem):
             return
         Wc = self.W_from_coef(np.asarray(sol.coef, float))
         add_coef_consistency(cert, "scores (coef vs W)", self.scores(W), self.scores(W - Wc),
-                             cert.values["objective"], self.primal_value(Wc))
+                             cert.values["objective"], self.primal_value(Wc),
+                             objective_scale(self, cert.values["objective"]))
 
     def M_from(self, W):
         """Alg. 3, step 5: ``M_i = max_{l != y_i} s_l(x_i)`` at the iterate ``W``."""
@@ -186,6 +187,10 @@ class _MultiClassData(Problem):
         if coef.shape != (self.m, self.k):
             raise ValueError(f"sol.coef must have shape ({self.m}, {self.k}); got {coef.shape}")
         return self.W_from_coef(coef)
+
+    def objective_at_zero(self):
+        """The mcODM objective at ``W = 0`` (every margin 0): ``c m (1 - theta)^2``."""
+        return self.c * self.m * (1.0 - self.theta) ** 2
 
     def mcodm_value(self, W):
         """Objective of the original, non-convex mcODM (seed 002 §4, display before eq. 20)
@@ -351,8 +356,8 @@ class RelaxedMcODM(_MultiClassData):
     def _worst(self, W, dual):
         r = self.kkt_residuals((W,), dual)
         r["duality gap"] = (self.primal_value(W) - self.dual_value(dual),
-                            1.0 + abs(self.primal_value(W)))
-        return max(abs(a) / max(s, 1.0) for a, s in r.values())
+                            objective_scale(self, self.primal_value(W)))
+        return max(abs(a) / s if s > 0 else abs(a) for a, s in r.values())
 
     def _polish(self, W, alpha, beta, coef, max_rounds=6):
         """Active-set polish of a solver's point (as OSQP's ``polish``): with the constraints
@@ -533,7 +538,7 @@ class RelaxedMcODM(_MultiClassData):
         return {
             "primal feasibility": (pf, pscale),
             "dual feasibility": (df, dscale),
-            "complementarity": (comp, 1.0 + abs(P)),
+            "complementarity": (comp, objective_scale(self, P)),
             "stationarity": (float(np.linalg.norm(W - Wd)),
                              1.0 + np.linalg.norm(W) + np.linalg.norm(Wd)),
             "stationarity (slacks)": (float(np.linalg.norm(g_slack)),

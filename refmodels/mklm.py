@@ -49,7 +49,7 @@ import numpy as np
 from . import kernels as _k
 from ._numeric import illinois_update, regula_falsi_point
 from ._validation import binary_labels, check_vector, check_X, nonnegative, positive
-from .base import BinaryProblem, Problem, run_cvxpy, warn_convergence
+from .base import BinaryProblem, Problem, objective_scale, run_cvxpy, warn_convergence
 from .certify import box_violation, complementarity
 from .solution import Solution, SolverError
 from .svmm import SVMm, intercept_from_kkt_band
@@ -213,6 +213,20 @@ class MKLm(BinaryProblem):
 
     def slacks(self, gamma):
         return np.maximum(0.0, 1.0 - gamma), np.maximum(0.0, gamma - 1.0 - self.eps)
+
+    def objective_at_zero(self):
+        """The objective at ``f = 0`` (every margin 0, ``eta = 0``): ``C1 m / 2``."""
+        xi, eta = self.slacks(np.zeros(self.m))
+        return 0.5 * self.C1 * float(np.sum(xi)) + 0.5 * self.C2 * float(np.sum(eta))
+
+    def roundoff_at(self, point, sol=None):
+        """``eps (|P0| rho + rho sum|coef|)``, ``rho = max_k K_mu,kk sum_j |coef_j|`` on the
+        combined Gram ``K_mu`` (see :meth:`refmodels.base.BinaryProblem.roundoff_at`)."""
+        mu, coef = np.asarray(point[0], float), np.asarray(point[1], float)
+        c = float(np.sum(np.abs(coef)))
+        dmax = float(np.max(np.abs(np.diag(self.combined_gram(np.maximum(mu, 0.0))))))
+        rho = dmax * c
+        return float(np.finfo(float).eps * (abs(self.objective_at_zero()) * rho + rho * c))
 
     def primal_value(self, mu, coef, b=0.0):
         """Canonical primal objective (SPEC §7) at ``w_k = mu_k sum_i nu_i Phi_k(x_i)``:
@@ -632,7 +646,7 @@ class MKLm(BinaryProblem):
         return {
             "primal feasibility": (primal_feas, 1.0 + np.max(np.abs(gamma))),
             "dual feasibility": (dual_feas, 1.0 + max(C1h, C2h)),
-            "complementarity": (comp, 1.0 + abs(P)),
+            "complementarity": (comp, objective_scale(self, P)),
             "stationarity": (knorm(coef - v), 1.0 + knorm(coef) + knorm(v)),
         }
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._validation import in_interval, positive
-from .base import given_slacks, BinaryProblem, run_cvxpy
+from .base import BinaryProblem, given_slacks, objective_scale, run_cvxpy
 from .certify import box_violation, complementarity
 
 
@@ -283,7 +283,7 @@ class ODM(BinaryProblem):
             "dual feasibility": (box_violation(mults, 0.0, np.inf),
                                  1.0 + float(np.max(np.abs(mults)))),
             "complementarity": (max(complementarity(z, lower), complementarity(bt, upper)),
-                                1.0 + abs(self.primal_value(w, b))),
+                                objective_scale(self, self.primal_value(w, b))),
             "stationarity": (float(np.linalg.norm(w - w_dual)),
                              1.0 + np.linalg.norm(w) + np.linalg.norm(w_dual)),
             "stationarity (slacks)": self.slack_stationarity(xi, eps, dual),

@@ -39,7 +39,8 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 
 from ._validation import check_vector, nonnegative, positive
-from .base import BinaryProblem, TIE_THRESHOLDS, derive_box_duals, quad, run_cvxpy
+from .base import (BinaryProblem, TIE_THRESHOLDS, derive_box_duals, objective_scale, quad,
+                   run_cvxpy)
 from .certify import box_violation, complementarity
 
 
@@ -251,8 +252,8 @@ class _MarginDistributionProblem(BinaryProblem):
         dual = {self.dual_names[0]: mult}
         r = self.kkt_residuals((w, 0.0), dual)
         P = self.primal_value(w)
-        r["duality gap"] = (P - self.dual_value(dual), 1.0 + abs(P))
-        return max(abs(a) / max(s, 1.0) for a, s in r.values())
+        r["duality gap"] = (P - self.dual_value(dual), objective_scale(self, P))
+        return max(abs(a) / s if s > 0 else abs(a) for a, s in r.values())
 
     def polish_dual(self, mult, w=None):
         """Polish an interior-point optimum by solving its active-set KKT system.
@@ -330,7 +331,7 @@ class _MarginDistributionProblem(BinaryProblem):
             "dual feasibility": (box_violation(a, 0.0, self._upper), 1.0 + self._upper),
             "complementarity": (max(complementarity(a, gamma - 1.0 + xi),
                                     complementarity(self._upper - a, xi)),
-                                1.0 + abs(self.primal_value(w, b))),
+                                objective_scale(self, self.primal_value(w, b))),
             "stationarity": (float(np.linalg.norm(grad)), scale),
         }
 

@@ -16,7 +16,8 @@ from __future__ import annotations
 import numpy as np
 
 from ._validation import positive
-from .base import BinaryProblem, derive_box_duals, quad, run_cvxpy, TIE_THRESHOLDS
+from .base import (BinaryProblem, derive_box_duals, objective_scale, quad, run_cvxpy,
+                   TIE_THRESHOLDS)
 from .certify import box_violation, complementarity
 
 
@@ -146,7 +147,7 @@ class SVM(BinaryProblem):
             "dual feasibility": (dual_feas, 1.0 + self.C),
             "complementarity": (max(complementarity(a, gamma - 1.0 + xi),
                                     complementarity(self.C - a, xi)),
-                                1.0 + abs(self.primal_value(w, b))),
+                                objective_scale(self, self.primal_value(w, b))),
             "stationarity": (float(np.linalg.norm(w - w_dual)),
                              1.0 + np.linalg.norm(w) + np.linalg.norm(w_dual)),
         }

@@ -26,7 +26,8 @@ import numpy as np
 import scipy.linalg as sla
 
 from ._validation import nonnegative, positive
-from .base import BinaryProblem, derive_box_duals, quad, run_cvxpy, TIE_THRESHOLDS
+from .base import (BinaryProblem, derive_box_duals, objective_scale, quad, run_cvxpy,
+                   TIE_THRESHOLDS)
 from .certify import box_violation, complementarity
 
 
@@ -248,7 +249,7 @@ class SVMm(BinaryProblem):
         return {
             "primal feasibility": (primal_feas, 1.0 + np.max(np.abs(gamma))),
             "dual feasibility": (dual_feas, 1.0 + max(self.C1, self.C2)),
-            "complementarity": (comp, 1.0 + abs(self.primal_value(w, b))),
+            "complementarity": (comp, objective_scale(self, self.primal_value(w, b))),
             "stationarity": (float(np.linalg.norm(w - w_dual)),
                              1.0 + np.linalg.norm(w) + np.linalg.norm(w_dual)),
         }

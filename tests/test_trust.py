@@ -336,3 +336,55 @@ def test_reference_names_the_kernel_when_the_gram_overflows():
         warnings.simplefilter("ignore", RuntimeWarning)
         with pytest.raises(ValueError, match=r"kernel=Polynomial.*on X.*scale the features"):
             p.solve()
+
+
+def _separable(seed=5, m=30, d=3):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(m, d))
+    y = np.where(X @ np.array([1.0, -2.0, 0.5])[:d] > 0, 1.0, -1.0)
+    X += 0.5 * y[:, None] * np.array([1.0, -2.0, 0.5])[:d]   # a clear margin
+    return X, y
+
+
+def test_gap_is_relative_to_a_tiny_objective():
+    """Features x1e6 with C = 2^-7 is the problem C x 1e12 on the original features with an
+    objective 1e12 times smaller (P* ~ 1e-12). A point at 20 times the optimum held when the
+    gap was scaled by 1 + |P|; relative to |P| + u (u = 1e-7 of the trivial classifier's
+    objective C m) it fails, while the optimum holds."""
+    X, y = _separable()
+    c, C = 1e6, 2.0 ** -7
+    p = rm.SVM(c * X, y, C=C)
+    assert p.objective_unit == pytest.approx(1e-7 * C * p.m)
+    q = rm.SVM(X, y, C=C * c ** 2)                 # the same problem, well scaled
+    sq = q.solve()
+    assert q.certify(sq).ok
+    w_star = sq.w / c                              # P(c X, w / c) = P(X, w) / c^2
+    good = p.solution_from(w=w_star)
+    bad = p.solution_from(w=np.sqrt(20.0) * w_star)   # separable: P = 20 P*
+    Pg, Pb = p.primal_value(w_star), p.primal_value(np.sqrt(20.0) * w_star)
+    assert Pg < 1e-9 and Pb == pytest.approx(20.0 * Pg, rel=1e-6)
+    assert p.certify(good, reference=False).ok
+    cb = p.certify(bad, reference=False)
+    assert not cb.ok and "duality gap" in cb.failing
+    assert abs(cb.residuals["duality gap"][0]) / (1.0 + Pb) < 1e-6   # what held before
+    assert any("unit" in n for n in cb.notes)
+
+
+def test_gap_at_the_round_off_of_a_huge_gram_is_not_a_false_alarm():
+    """Raw breast_cancer, quadratic kernel (Gram entries up to 7e11): the objective 4.3e-3
+    evaluates to ~1e-9 (margins summed from terms ~1e5), so the objective's unit takes the
+    round-off bound and the fast point, within 4e-7 of the optimum, is certified."""
+    from sklearn.datasets import load_breast_cancer
+
+    X, lab = load_breast_cancer(return_X_y=True)
+    rng = np.random.default_rng(9)
+    idx = np.sort(rng.choice(X.shape[0], 200, replace=False))
+    X, y = X[idx], np.where(lab[idx] == 1, 1.0, -1.0)
+    k = rm.kernels.Polynomial(degree=2, gamma=1.0 / X.shape[1], coef0=1.0)
+    p = rm.SVM(X, y, C=1.0, kernel=k)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        s = fast.solve(p)
+    cert = p.certify(s, reference=False)
+    assert s.status == "optimal" and cert.ok
+    assert p.objective_unit < cert.values["objective_unit"] <= 1.0
