@@ -124,7 +124,7 @@ def _verify_row(case, use_fast, progress=None):
         return row
     P = float(np.sum(sp.objective))
     D = float(np.sum(cd.values["dual_objective"]))
-    row.update(P=P, D=D, gap=abs(P - D) / (1 + abs(P)),
+    row.update(P=P, D=D, gap=abs(P - D) / (abs(P) + prob.objective_unit),
                kkt=max(abs(cp.worst[1]), abs(cd.worst[1])),
                ok=cp.ok and cd.ok)
     failing = sorted(set(cp.failing) | set(cd.failing))
@@ -167,7 +167,8 @@ def _fast_columns(prob, ref, row, progress=None):
         sol = fast.solve(prob, **_fast_options(prob))
     row["fast_time"] = time.perf_counter() - t0
     cert = prob.certify(sol, reference=ref)
-    row["fast_gap"] = abs(float(np.sum(sol.objective)) - row["P"]) / (1 + abs(row["P"]))
+    row["fast_gap"] = (abs(float(np.sum(sol.objective)) - row["P"])
+                       / (abs(row["P"]) + prob.objective_unit))
     row["fast_ok"] = cert.ok
     if not cert.ok:
         row.setdefault("failing", []).extend(f"fast:{f}" for f in cert.failing)
@@ -307,7 +308,7 @@ def _legend(rows, fast_cols):
         "  P*         the primal objective at the reference primal solution (CVXPY, Clarabel),",
         "             in SPEC's canonical scaling",
         "  D*         the dual objective at the reference dual solution",
-        "  gap        duality gap |P* - D*| / (1 + |P*|)",
+        "  gap        duality gap |P* - D*| / (|P*| + u), u the objective's unit (see certify)",
         "  worst KKT  the largest scaled residual (feasibility, complementarity, stationarity,",
         "             duality and objective gaps) of the two certificates: the primal solution",
         "             certified against the dual one, and the dual against the primal",
@@ -315,7 +316,7 @@ def _legend(rows, fast_cols):
     ]
     if fast_cols:
         lines += [
-            "  fast gap   |P(fast point) - P*| / (1 + |P*|) for the fast (numba) solver's point,",
+            "  fast gap   |P(fast point) - P*| / (|P*| + u) for the fast (numba) solver's point,",
             "             which is certified too",
             "  fast[s]    one fast solve, timed after a warm-up solve (compilation not included)",
             "             (the default method of each family; ODM: method='dcd', seed 002's Alg. 1)",
