@@ -61,6 +61,18 @@ certificate's scaled residuals, and the better is returned:
 
 The run stops when the better one is at most ``tol`` (default 1e-9, a hundredth of the
 self-check's 1e-7); a run that stalls at rounding level is accepted up to ``STALL_TOL``.
+
+**Polynomial kernels: the explicit feature map.** ``(gamma x^T z + c_0)^p`` is ``Phi Phi^T``
+with ``Phi`` the ``D = C(d+p, p)`` weighted monomials of degree ``<= p``
+(:func:`poly_features`). When ``D < m`` the Gram is singular, and on raw features (entries of
+1e11) ``K_SS + A_S`` with a shift ``a`` of 1e-4 is not SPD in floating point: the Newton
+above failed to factor it and the DCD crawled (issue 13, session 10). There the same Newton
+runs in the ``D``-dimensional feature space (:func:`minimize_features`: ``D x D`` systems, a
+Cholesky of the Jacobi-scaled Hessian, a QR least-squares solve if it fails), and its point
+is mapped back to coefficients and refined in coefficient space. On raw features at weak
+regularization the residual through ``K coef`` has a floor no point beats (the rounding of
+the products times ``2c``, :func:`rounding_floor`); the run then ends at once with
+``stop = "optimal set"`` and ``fast/odm.py`` says so instead of running the DCD.
 """
 from __future__ import annotations
 
@@ -535,7 +547,10 @@ def solve_odm(prob, tol=None, max_iter=None, warm_start=None, path=None, cache_s
     ``path``: ``"gram"`` (the full Gram, built once and kept on the problem) or
     ``"cache"`` (kernel products computed in chunks, the active block formed per step);
     ``"auto"``/None: :func:`fast._kernels.choose_path`. ``warm_start``: a Solution carrying
-    ``coef`` of shape ``(m,)``.
+    ``coef`` of shape ``(m,)``. A polynomial kernel accepted by :func:`explicit_features`
+    is solved by :func:`minimize_features` (``info["features"]``); if that run found the
+    optimal set but not ``tol`` (rounding of the Gram's products), the status is
+    ``"inaccurate"`` and ``info["rounding_floor"]`` estimates that rounding.
     """
     import time
 
@@ -573,7 +588,7 @@ def solve_odm(prob, tol=None, max_iter=None, warm_start=None, path=None, cache_s
 
         def K_cols(idx):
             return G[:, idx]
-        lowrank = lowrank_factor(prob)
+        lowrank = lowrank_factor(prob) if explicit_features(prob) is None else None
     else:
         kparams = _K.kernel_params(prob.kernel)
         Xd = _K.dense_data(prob.X)
@@ -589,9 +604,17 @@ def solve_odm(prob, tol=None, max_iter=None, warm_start=None, path=None, cache_s
             return np.asarray(kernel.cross(Xd, Xd[idx]), dtype=np.float64)
         lowrank = None          # each CG step would cost a pass over the kernel: Cholesky
     c = prob.lam / (m * (1.0 - th) ** 2)
-    beta, o, zeta, beta_d, info = minimize(K_times, K_block, y, c, mu, th, beta0=beta0,
-                                           tol=tol, max_iter=max_iter, K_cols=K_cols,
-                                           lowrank=lowrank)
+    Phi = explicit_features(prob)
+    if Phi is not None:
+        # a polynomial kernel of rank D < m: the Newton in its feature space
+        w0 = None if beta0 is None else Phi.T @ beta0
+        beta, o, zeta, beta_d, info = minimize_features(Phi, y, c, mu, th, w0=w0, tol=tol,
+                                                        max_iter=max_iter, K_times=K_times)
+        del info["w_features"]                # a D-vector: not kept on the Solution
+    else:
+        beta, o, zeta, beta_d, info = minimize(K_times, K_block, y, c, mu, th, beta0=beta0,
+                                               tol=tol, max_iter=max_iter, K_cols=K_cols,
+                                               lowrank=lowrank)
     xi, eps = loss_terms(y * o, 1.0 - th, 1.0 + th, mu)
     objective = 0.5 * float(beta @ o) + c * float(xi @ xi + mu * (eps @ eps))
     coef_d = y * (zeta - beta_d)
@@ -601,7 +624,330 @@ def solve_odm(prob, tol=None, max_iter=None, warm_start=None, path=None, cache_s
                  "dual_objective": float(dual_objective),
                  "warm_start": warm_start is not None})
     status = "optimal" if info["converged"] else "max_iter"
+    if not info["converged"] and info["stop"] == "optimal set":
+        # the optimum's active set is found; what is left is the rounding of K x: say how
+        # large it is (the floor the certificate's own products meet)
+        status = "inaccurate"
+        info["rounding_floor"] = rounding_floor(prob, beta, zeta, beta_d, c, K_times, path)
     return Solution(objective=float(objective), coef=beta, intercept=0.0,
                     variables={"zeta": zeta, "beta": beta_d}, status=status,
                     solver="fast:newton", form="fast", time=time.perf_counter() - t0,
                     n_iter=info["n_iter"], info=info)
+
+
+# ---------------------------------------------------------------------------------------
+# the polynomial kernel through its explicit feature map (issue 13, session 10)
+# ---------------------------------------------------------------------------------------
+#: the explicit-map Newton is used when the polynomial kernel's feature dimension ``D`` is
+#: below ``m`` (the Gram then has rank ``<= D < m``: ``K_SS + A_S`` is a shift of a singular
+#: matrix), at most :data:`EXPLICIT_MAX_DIM`, and either
+#:
+#: * ``max(diag K) / min(a, a/mu) >= EXPLICIT_MIN_RATIO``: that shift is too small for the
+#:   coefficient-space Cholesky (its condition is at least this ratio; raw breast_cancer,
+#:   quadratic kernel: 4e9 at lam = 1, and the factorisation failed or lost every digit
+#:   from lam = 2^8 on), or
+#: * ``D <= EXPLICIT_SMALL_FRAC m``: the ``D x D`` systems are then far cheaper than the
+#:   ``|S| x |S|`` ones.
+#:
+#: Elsewhere (features in [0, 1], ``D`` near ``m``) the coefficient-space Newton is kept:
+#: it was faster there (spambase 3,000 x 57 in [0, 1], quadratic kernel, 1,711 features,
+#: lam = 2^20: 1.4 s against 6.0 s in feature space; breast_cancer 569 x 30, 496
+#: features, lam = 2^8: 0.025 s against 0.15 s).
+EXPLICIT_MIN_RATIO = 1e6
+EXPLICIT_SMALL_FRAC = 1.0 / 8
+EXPLICIT_MAX_FRAC = 1.0
+EXPLICIT_MAX_DIM = 2000
+#: a final point whose residual stays above this (the certificate's tolerance) cannot be
+#: certified: the coefficients returned are then those whose outputs ``K x`` are closest to
+#: the feature-space optimum's ``Phi w`` (see :func:`minimize_features`)
+EXPLICIT_CERT_LEVEL = 1e-6
+#: ... when the outputs ``K x`` of its coefficients are more than this away from ``Phi w``
+#: (the margins live on the scale of ``1 -+ theta``; below it the classifier is the same)
+EXPLICIT_MAX_DEV = 1e-3
+#: coefficient-space refinement rounds of the final point (each one ``O(m^2)`` product)
+EXPLICIT_REFINE = 3
+#: once the optimal piece is found, its refined point is accepted up to this residual
+#: (the self-check's level, ``0.1 x`` the certificate's ``1e-6``, which then decides):
+#: the residual is the rounding of ``K x`` times ``2c`` there, not a distance to the
+#: optimum that more steps could shorten
+EXPLICIT_ACCEPT = 1e-7
+
+
+def poly_feature_dim(kernel, d):
+    """Dimension of the explicit feature map of ``(gamma x^T z + coef0)^p`` on ``d``
+    features: the monomials of degree ``<= p`` (``C(d+p, p)``), of degree ``p`` alone when
+    ``coef0 = 0`` (``C(d+p-1, p)``); None for another kernel."""
+    from math import comb
+
+    from refmodels.kernels import Polynomial
+
+    if not isinstance(kernel, Polynomial):
+        return None
+    p = kernel.degree
+    return comb(d + p - 1, p) if kernel.coef0 == 0.0 else comb(d + p, p)
+
+
+def poly_features(kernel, X):
+    """The explicit feature map ``Phi`` (m x D) of the polynomial kernel, ``Phi Phi^T = K``:
+    by the multinomial theorem ``(gamma x^T z + c_0)^p = sum_alpha (p; alpha_0, alpha) c_0^
+    {alpha_0} gamma^{|alpha|} x^alpha z^alpha`` over ``alpha_0 + |alpha| = p``, so
+    ``phi_alpha(x) = sqrt((p; alpha_0, alpha) c_0^{alpha_0} gamma^{|alpha|}) x^alpha``.
+    Built degree by degree (each monomial of degree ``k`` is one of degree ``k - 1`` times a
+    feature), ``O(m D)``."""
+    from math import comb, factorial
+
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    m, d = X.shape
+    p, g, c0 = kernel.degree, kernel.gamma, kernel.coef0
+    D = poly_feature_dim(kernel, d)
+    Phi = np.empty((m, D))
+    # monomials of degree k as (column block, last index, multinomial denominators)
+    prev_cols = np.ones((m, 1))
+    prev_last = np.zeros(1, dtype=np.int64)
+    prev_den = [()]                               # the exponents of each monomial
+    out = 0
+    for k in range(p + 1):
+        if k > 0:
+            blocks, lasts, dens = [], [], []
+            for j in range(d):
+                keep = np.flatnonzero(prev_last <= j)          # nondecreasing indices
+                blocks.append(prev_cols[:, keep] * X[:, j:j + 1])
+                lasts.append(np.full(keep.size, j, dtype=np.int64))
+                dens += [prev_den[t] + (j,) for t in keep]
+            prev_cols = np.concatenate(blocks, axis=1)
+            prev_last = np.concatenate(lasts)
+            prev_den = dens
+            if k == 1:
+                prev_last = np.arange(d, dtype=np.int64)
+        weight = comb(p, k) * (c0 ** (p - k)) * g ** k
+        if weight == 0.0:
+            continue
+        mult = np.array([factorial(k) / np.prod([factorial(e.count(j)) for j in set(e)])
+                         if e else 1.0 for e in prev_den])
+        Phi[:, out:out + prev_cols.shape[1]] = prev_cols * np.sqrt(weight * mult)
+        out += prev_cols.shape[1]
+    assert out == D
+    return Phi
+
+
+def explicit_features(prob):
+    """``Phi`` of :func:`poly_features` when :func:`minimize_features` applies to ``prob``
+    (a polynomial kernel with ``D < m``, ``D <= EXPLICIT_MAX_DIM``, ``Phi`` within the
+    default cache size (200 MB), and a small shift or a small ``D``: see
+    :data:`EXPLICIT_MIN_RATIO`), else None. Kept on the problem."""
+    from . import _kernels as _K
+
+    from ._common import DEFAULT_CACHE_MB
+
+    D = poly_feature_dim(prob.kernel, prob.X.shape[1])
+    if D is None or D >= EXPLICIT_MAX_FRAC * prob.m or D > EXPLICIT_MAX_DIM \
+            or 8.0 * D * prob.m > DEFAULT_CACHE_MB * 2**20:          # Phi in the cache's budget
+        return None
+    if D > EXPLICIT_SMALL_FRAC * prob.m:
+        a = prob.m * (1.0 - prob.theta) ** 2 / (2.0 * prob.lam)
+        G = prob.gram_if_built
+        kmax = float(np.max(np.diag(G) if G is not None
+                            else prob.kernel.diag(_K.dense_data(prob.X))))
+        if not kmax >= EXPLICIT_MIN_RATIO * min(a, a / prob.mu):
+            return None
+    got = prob._cache.get("poly_features")
+    if got is None:
+        got = poly_features(prob.kernel, _K.dense_data(prob.X))
+        prob._cache["poly_features"] = got
+    return got
+
+
+class _FeaturePiece:
+    """The minimiser of a quadratic piece in feature space: ``H w = Phi_S^T A_S^{-1} b_S``
+    with ``H = I + Phi_S^T A_S^{-1} Phi_S`` (``A_S^{-1} = 2c`` on ``L``, ``2c mu`` on
+    ``H``): the primal Newton system of ``f_O`` (eq. 18) on the piece, the same minimiser as
+    ``(K_SS + A_S) x_S = b_S`` through ``x_S = A_S^{-1} (b_S - Phi_S w)`` (Woodbury). ``H``
+    is kept and updated by the rank-``k`` change of the points that changed their set
+    (``k D^2`` flops instead of ``|S| D^2``), and factored by a Cholesky of its Jacobi
+    scaling (LAPACK's accuracy is then that of the best diagonal scaling, van der Sluis);
+    a failed factorisation (raw features: ``H``'s scaled condition beyond ``1/eps``) is
+    replaced by a least-squares solve of ``[I; A_S^{-1/2} Phi_S] w ~ [0; A_S^{-1/2} b_S]``
+    (QR, the condition of ``H`` not squared)."""
+
+    def __init__(self, Phi, y, c, mu, lo, hi):
+        self.Phi, self.y = Phi, y
+        self.c, self.mu, self.lo, self.hi = c, mu, lo, hi
+        self.H, self.weights = None, None
+        self.factor, self.scale = None, None
+
+    def weights_of(self, Lm, Hm):
+        return np.where(Lm, 2.0 * self.c, np.where(Hm, 2.0 * self.c * self.mu, 0.0))
+
+    def set_piece(self, Lm, Hm):
+        wts = self.weights_of(Lm, Hm)
+        Phi = self.Phi
+        if self.H is not None:
+            C = np.flatnonzero(wts != self.weights)
+        if self.H is None or C.size > 0.25 * max(1, np.count_nonzero(wts)):
+            S = np.flatnonzero(wts)
+            PS = Phi[S]
+            H = PS.T @ (PS * wts[S, None])
+            H[np.diag_indices_from(H)] += 1.0
+        else:
+            PC = Phi[C]
+            H = self.H + PC.T @ (PC * (wts[C] - self.weights[C])[:, None])
+        self.H, self.weights = H, wts
+        self.b = np.where(Lm, self.y * self.lo, np.where(Hm, self.y * self.hi, 0.0))
+        dg = np.sqrt(np.maximum(np.diag(H), 1.0))
+        self.scale = dg
+        try:
+            self.factor = sla.cho_factor(H / np.outer(dg, dg), lower=True,
+                                         check_finite=False)
+        except (np.linalg.LinAlgError, ValueError):
+            self.factor = None
+
+    def solve_w(self, rhs_m):
+        """``H^{-1} Phi^T (weights * rhs_m)``: the ``w`` of the piece for the right-hand side
+        ``rhs_m`` (on ``S``)."""
+        wts = self.weights
+        g = self.Phi.T @ (wts * rhs_m)
+        if self.factor is not None:
+            w = sla.cho_solve(self.factor, g / self.scale, check_finite=False) / self.scale
+            r = g - self.H @ w                          # one step of refinement
+            w += sla.cho_solve(self.factor, r / self.scale, check_finite=False) / self.scale
+            if np.all(np.isfinite(w)):
+                return w
+        S = np.flatnonzero(wts)
+        sw = np.sqrt(wts[S])
+        D = self.Phi.shape[1]
+        A = np.vstack([np.eye(D), sw[:, None] * self.Phi[S]])
+        rhs = np.concatenate([np.zeros(D), sw * rhs_m[S]])
+        return sla.lstsq(A, rhs, lapack_driver="gelsd", check_finite=False)[0]
+
+    def coef(self, w, rhs_m):
+        """``x = A^{-1} (rhs - Phi w)`` on ``S``, 0 off it."""
+        return np.where(self.weights > 0, self.weights * (rhs_m - self.Phi @ w), 0.0)
+
+
+def minimize_features(Phi, y, c, mu, theta, w0=None, tol=DEFAULT_TOL,
+                      max_iter=DEFAULT_MAX_ITER, K_times=None):
+    """``f_O`` (eq. 18) minimised in the explicit feature space of ``Phi`` (``w`` of
+    dimension ``D``): Chapelle's primal Newton, each step the minimiser of the current
+    quadratic piece (:class:`_FeaturePiece`) safeguarded by the exact line search of
+    :func:`line_search` (the same 1-D piecewise quadratic, with ``o = Phi w``,
+    ``q = Phi delta``, ``K``-products replaced by dot products in feature space). The run
+    ends when a piece's minimiser lies in its own piece (the sets of its margins are the
+    ones it was solved with: it is the optimum of ``f_O``), at ``max_iter`` steps, or when
+    ``f`` no longer decreases.
+
+    The point returned is the coefficient vector ``x`` of the last piece (``x_S = A_S^{-1}
+    (b_S - Phi_S w)``: eq. 14's multipliers at the margins of ``w``, ``x = Y (zeta -
+    beta)``), refined in coefficient space with ``K_times`` (``K v``, the products the
+    certificate uses): ``r = b_S - (K_SS + A_S) x_S`` and ``x += `` the piece's solve of
+    ``r``, up to :data:`EXPLICIT_REFINE` rounds, keeping the best of
+    :func:`_residual_piece` (slack stationarity and complementarity at the margins
+    ``y K x``). Its floor is the rounding of ``K x`` times ``2c``: with Gram entries of 1e11
+    (raw breast_cancer, quadratic kernel) and ``2c`` of 1 and more, no point certifies.
+    There (residual above :data:`EXPLICIT_CERT_LEVEL`) the minimum-norm ``x`` with
+    ``Phi^T x = w`` (least squares) is returned instead when its outputs ``K x`` are closer
+    to ``Phi w`` (``info["representation"] = "min-norm"``, multipliers of eq. 14 at its
+    margins): the classifier the coefficients give is then the optimum's.
+    Returns ``(x, Kx, zeta, beta_d, info)``; ``info["stop"]`` is ``"optimal set"`` when the
+    optimal piece was found; ``info["w_features"]`` is the feature-space ``w``."""
+    m, D = Phi.shape
+    lo, hi = 1.0 - theta, 1.0 + theta
+    w = np.zeros(D) if w0 is None else np.array(w0, dtype=np.float64)
+    piece = _FeaturePiece(Phi, y, c, mu, lo, hi)
+    steps, history = [], []
+    stop, n_iter = "max_iter", 0
+    f_prev = np.inf
+    while True:
+        o = Phi @ w
+        gamma = y * o
+        Lm, Hm = _sets(gamma, lo, hi)
+        xi, eps = loss_terms(gamma, lo, hi, mu)
+        f = 0.5 * float(w @ w) + c * float(xi @ xi + mu * (eps @ eps))
+        grad = w - 2.0 * c * (Phi.T @ (y * (xi - mu * eps)))
+        history.append(float(np.linalg.norm(grad)) / (1.0 + float(np.linalg.norm(w))))
+        if n_iter >= max_iter:
+            break
+        if not (f < f_prev):
+            stop = "no decrease"
+            break
+        f_prev = f
+        n_iter += 1
+        piece.set_piece(Lm, Hm)
+        w_new = piece.solve_w(piece.b)
+        gn = y * (Phi @ w_new)
+        Ln, Hn = _sets(gn, lo, hi)
+        if np.array_equal(Ln, Lm) and np.array_equal(Hn, Hm):
+            w = w_new
+            steps.append(1.0)
+            stop = "optimal set"
+            break
+        delta = w_new - w
+        q = Phi @ delta
+        t, _ = line_search(o, q, y, w, delta, float(delta @ w), float(delta @ delta), c,
+                           mu, lo, hi)
+        if not (t > 0.0) or not np.isfinite(t):
+            stop = "no descent direction"
+            break
+        steps.append(t)
+        w = w + t * delta
+    if stop != "optimal set":
+        o = Phi @ w
+        gamma = y * o
+        Lm, Hm = _sets(gamma, lo, hi)
+        piece.set_piece(Lm, Hm)
+    b = piece.b
+    x = piece.coef(w, b)
+    best = None
+    for k in range(EXPLICIT_REFINE + 1):
+        Kx = K_times(x) if K_times is not None else Phi @ (Phi.T @ x)
+        res, zeta, bd = _residual_piece(x, Kx, Lm, Hm, y, c, mu, lo, hi)
+        history.append(res)
+        if best is None or res < best[0]:
+            best = (res, x, Kx, zeta, bd)
+        if res <= tol or k == EXPLICIT_REFINE:
+            break
+        r = np.where(piece.weights > 0, b - Kx - np.where(piece.weights > 0, x, 0.0)
+                     / np.where(piece.weights > 0, piece.weights, 1.0), 0.0)
+        dw = piece.solve_w(r)
+        x = x + piece.coef(dw, r)
+    res, x, Kx, zeta, bd = best
+    rep = "piece"
+    if res > EXPLICIT_CERT_LEVEL:
+        # no certificate at this point: return the coefficients that best represent the
+        # optimum's outputs Phi w instead. x = A^{-1} (b - Phi w) reproduces w only up to
+        # the solve's error, which K amplifies (raw breast_cancer, lam = 2^20: training
+        # accuracy 0.37 from K x against 0.996 from Phi w); the least-squares x of
+        # Phi^T x = w (min-norm, O(m D^2)) keeps K x = Phi w to rounding (0.996)
+        ow = Phi @ w
+        dev = float(np.max(np.abs(Kx - ow)))
+        devm = np.inf
+        if dev > EXPLICIT_MAX_DEV:              # the margins moved: worth the O(m D^2)
+            xm = sla.lstsq(Phi.T, w, lapack_driver="gelsd", check_finite=False)[0]
+            Kxm = K_times(xm) if K_times is not None else Phi @ (Phi.T @ xm)
+            devm = float(np.max(np.abs(Kxm - ow)))
+        if devm < dev:
+            resm, _, zm, bm = _residual_eq14(xm, Kxm, y, c, mu, lo, hi,
+                                             K_times if K_times is not None
+                                             else (lambda v: Phi @ (Phi.T @ v)))
+            res, x, Kx, zeta, bd, rep = resm, xm, Kxm, zm, bm, "min-norm"
+            history.append(resm)
+    converged = res <= tol or (stop == "optimal set" and res <= max(tol, EXPLICIT_ACCEPT))
+    info = {"n_iter": n_iter, "converged": bool(converged), "residual": float(res),
+            "stop": stop, "active": int(np.count_nonzero(Lm | Hm)),
+            "line_steps": [float(v) for v in steps], "tol": tol,
+            "residuals": [float(v) for v in history], "representation": rep,
+            "features": int(D), "cholesky": piece.factor is not None, "w_features": w}
+    return x, Kx, zeta, bd, info
+
+
+def rounding_floor(prob, coef, zeta, beta_d, c, K_times, path):
+    """An estimate of the slack-stationarity residual that the rounding of the margins
+    ``y K coef`` alone leaves at ``coef``, in the certificate's scaling: ``2c eps || |K|
+    |coef| || / (1 + ||(zeta, beta)||)`` (each margin carries up to ``eps sum_j |K_ij
+    coef_j|``; ``2c`` turns it into a multiplier). ``|K|`` from the Gram when it is built,
+    else ``K`` itself (the polynomial kernel of even degree is nonnegative)."""
+    G = prob.gram_if_built if path == "gram" else None
+    ac = np.abs(coef)
+    Kac = np.abs(G) @ ac if G is not None else np.abs(K_times(ac))
+    eps = np.finfo(np.float64).eps
+    return float(2.0 * c * eps * np.linalg.norm(Kac)
+                 / (1.0 + np.hypot(np.linalg.norm(zeta), np.linalg.norm(beta_d))))

@@ -199,11 +199,110 @@ def test_cache_path_matches_gram_path():
     assert rel(a.objective, b.objective) <= 1e-10
 
 
-def test_stalled_run_is_finished_by_the_dcd():
+def test_stalled_run_is_finished_by_the_dcd(monkeypatch):
     prob = _prob(9, "rbf", 2.0**10, m=60)
-    sol = fast.solve(prob, method="newton", max_iter=1)
+    monkeypatch.setattr(KN, "DEFAULT_MAX_ITER", 1)        # a Newton that stops short
+    sol = fast.solve(prob, method="newton")
     assert sol.info["fallback"] == "dcd" and sol.info["newton"]["n_iter"] == 1
     assert sol.status == "optimal" and prob.certify(sol, reference=False).ok
+
+
+def test_fallback_keeps_the_callers_max_iter():
+    """An explicit ``max_iter`` bounds the DCD that finishes a stalled Newton too (its
+    epochs): it used to run to the DCD's own cap (session 10, HM)."""
+    prob = _prob(9, "rbf", 2.0**10, m=60)
+    with pytest.warns(Warning, match="max_iter=2 epochs"):
+        sol = fast.solve(prob, method="newton", max_iter=2)
+    assert sol.info["fallback"] == "dcd" and sol.info["newton"]["n_iter"] == 2
+    assert sol.status == "max_iter" and sol.n_iter == 2
+    # without the cap the same fallback certifies (the test above): the cap did bind
+    assert not prob.certify(sol, reference=False).ok
+
+
+@pytest.mark.parametrize("degree, coef0", [(1, 2.0), (2, 1.0), (2, 0.0), (3, 0.5)])
+def test_poly_feature_map_reproduces_the_gram(degree, coef0):
+    rng = np.random.default_rng(degree)
+    X = rng.standard_normal((9, 4)) * np.array([1e-2, 1.0, 10.0, 1e3])
+    k = rm.kernels.Polynomial(degree=degree, gamma=0.3, coef0=coef0)
+    Phi = KN.poly_features(k, X)
+    assert Phi.shape == (9, KN.poly_feature_dim(k, 4))
+    G = k.gram(X)
+    assert np.max(np.abs(Phi @ Phi.T - G)) <= 1e-13 * np.max(np.abs(G))
+    assert KN.poly_feature_dim(rm.kernels.RBF(gamma=1.0), 4) is None
+
+
+def _raw_poly(lam, m=300, seed=5, big=300.0):
+    """A raw-scale quadratic-kernel problem (features up to ~1e3, Gram entries ~1.6e11), the
+    setting of session 10's sweep (raw breast_cancer: 2.4e11)."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((m, 6)) * np.array([1.0, 10.0, big / 10, big, 0.01, 3.0]) \
+        + np.array([0.0, 20.0, big / 2, 2 * big, 0.1, 0.0])
+    y = np.where(X[:, 0] + X[:, 1] / 10 + 0.5 * rng.standard_normal(m) > 2.0, 1.0, -1.0)
+    k = rm.kernels.Polynomial(degree=2, gamma=1.0 / 6, coef0=1.0)
+    return rm.ODM(X, y, lam=lam, mu=0.8, theta=0.2, kernel=k)
+
+
+def test_raw_poly_newton_in_feature_space_certifies_where_it_can():
+    """Raw quadratic kernel (Gram ~1e11, rank 28 < m): ``K_SS + A_S`` is a tiny shift of a
+    singular matrix, the coefficient-space Newton failed to factor it and the DCD crawled
+    (issue 13, session 10). The explicit feature map's Newton (28 features) finds the
+    optimal set in a few steps and certifies at lam = 1."""
+    prob = _raw_poly(1.0)
+    assert KN.explicit_features(prob) is not None
+    from fast.odm import choose_method
+
+    assert choose_method(prob) == "newton"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sol = fast.solve(prob)
+    assert sol.solver == "fast:newton" and sol.status == "optimal"
+    assert sol.info["stop"] == "optimal set" and sol.info["features"] == 28
+    assert "fallback" not in sol.info
+    # (no CVXPY reference here: CLARABEL and OSQP fail on this Gram)
+    cert = prob.certify(sol, reference=False)
+    assert cert.ok, cert.worst
+
+
+def test_raw_poly_at_the_floor_within_the_certificate_is_judged_by_the_self_check():
+    """Gram ~2e9, lam = 2^8: the optimal set is found but the rounding of ``K coef`` keeps
+    the residual at ~5e-7, above the Newton's tol (1e-9) yet within the certificate's
+    1e-6: ``fast.solve``'s self-check (the full certificate here) decides, 'optimal'
+    without a warning; the same point with an explicit tol is 'inaccurate' and warns."""
+    prob = _raw_poly(2.0**8, big=100.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sol = fast.solve(prob)
+    assert sol.status == "optimal" and sol.info["stop"] == "optimal set"
+    assert 1e-9 < sol.info["residual"] <= 1e-6 and "self-check decides" in sol.info["note"]
+    assert prob.certify(sol, reference=False).ok
+    with pytest.warns(Warning, match="optimal active set"):
+        strict = fast.solve(prob, method="newton", tol=1e-9)
+    assert strict.status == "inaccurate"
+
+
+def test_raw_poly_weak_regularization_ends_honestly_and_fast():
+    """At lam = 2^20 the rounding of ``K coef`` (entries ~1e11, times 2c ~ 1e4) is far
+    above any tolerance: no point certifies. The Newton says so at once ('inaccurate',
+    the residual and the floor in the warning), instead of a DCD run to its epoch cap."""
+    prob = _raw_poly(2.0**20)
+    with pytest.warns(Warning, match="optimal active set.*rounding"):
+        sol = fast.solve(prob)
+    assert sol.status == "inaccurate" and sol.solver == "fast:newton"
+    assert "fallback" not in sol.info and sol.info["stop"] == "optimal set"
+    assert sol.info["rounding_floor"] > 1e-6
+    assert not prob.certify(sol, reference=False).ok
+    assert sol.n_iter <= 30                      # a few Newton steps, no epoch cap reached
+    # the coefficients still give the optimum's classifier: their outputs K coef are the
+    # feature-space optimum's Phi w (eq. 14's coefficients at w did not: K amplifies the
+    # solve's error; 'min-norm' is the least-squares x of Phi^T x = w)
+    Phi = KN.poly_features(prob.kernel, prob.X)
+    c = prob.lam / (prob.m * (1 - prob.theta) ** 2)
+    *_, info = KN.minimize_features(Phi, prob.y, c, prob.mu, prob.theta,
+                                    K_times=lambda v: prob.gram @ v)
+    ow = Phi @ info["w_features"]
+    assert sol.info["representation"] == "min-norm"
+    assert np.mean(np.sign(prob.gram @ sol.coef) == np.sign(ow)) >= 0.99
+    assert np.mean(np.sign(ow) == prob.y) >= 0.8        # and that classifier is a real one
 
 
 def test_auto_rule():
