@@ -372,14 +372,15 @@ CASES = {c.name: c for c in (
                                               theta=0.2),
          sparse_methods=(("svrg", dict(random_state=0, tol=1e-9, max_iter=10**5), 1e-8),),
          example=lambda: _rb(rm.ODM, 2, 30, 4, "linear", lam=2.0, mu=0.5, theta=0.3)),
-    Case("SVMm", solver="fast:smo", invariants=_svmm, cache=_SMO_CACHE,
+    # kernel: fast:smo; linear: the interior point of fast._svmm_linear
+    Case("SVMm", solver=None, invariants=_svmm, cache=_SMO_CACHE,
          problems=_binary(lambda X, y, k, C1, C2, eps, b: rm.SVMm(
              X, y, C1=C1, C2=C2, eps=eps, kernel=k, fit_intercept=b),
              C1=log_uniform(1e-2, 1e2), C2=C2s, eps=EPSs, b=st.booleans()),
          on_features=lambda X, rng, h: rm.SVMm(X, _labels(rng, X.shape[0]), C1=h, C2=0.5,
                                                eps=0.2),
          example=lambda: _rb(rm.SVMm, 14, 50, 3, "poly", C1=2.0, C2=1.0, eps=0.5)),
-    Case("EpsSVM", solver="fast:smo", invariants=_svmm, cache=_SMO_CACHE,
+    Case("EpsSVM", solver=None, invariants=_svmm, cache=_SMO_CACHE,
          problems=_binary(lambda X, y, k, C1, C2: rm.EpsSVM(X, y, C1=C1, C2=C2, kernel=k),
                           C1=log_uniform(1e-2, 1e2), C2=C2s),
          on_features=lambda X, rng, h: rm.EpsSVM(X, _labels(rng, X.shape[0]), C1=h, C2=0.5),

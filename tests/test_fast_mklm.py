@@ -196,3 +196,53 @@ def test_reference_agrees_on_a_badly_scaled_polynomial_instance():
     ref = _reference(prob)
     assert prob.certify(ref, reference=False).ok
     assert rel(sol.objective, ref.objective) <= 1e-6
+
+
+def _keel_rows(name, m, seed=0):
+    """``m`` rows of a raw KEEL set, stratified by the label (validation/sweep_paths.py's
+    subsample)."""
+    from strategies import keel
+
+    X, y = keel(name)
+    rng = np.random.default_rng(seed)
+    idx = []
+    for c in (-1, 1):
+        ic = np.flatnonzero(y == c)
+        k = max(1, int(round(m * ic.size / y.size)))
+        idx.append(rng.choice(ic, min(k, ic.size), replace=False))
+    idx = np.sort(np.concatenate(idx))
+    return X[idx], y[idx]
+
+
+def test_raw_polynomial_gap_at_roundoff_stops_early():
+    """Session 10: raw pima, 48 rows, linear + RBF + quadratic base kernels (Gram entries
+    to 2.3e9): the MKL gap falls to ~1e-8 in 4 iterations, then wanders at its round-off
+    floor (5e-9 .. 3e-8) above tol = 1e-9; the solver ran all 500 iterations of max_iter
+    (6 s). Now it stops after _STALL_ITERS iterations without progress, says so, and
+    returns the best point seen, which certifies."""
+    X, y = _keel_rows("pima", 48)
+    d = X.shape[1]
+    ks = [K.Linear(), K.RBF(gamma=1.0 / (d * X.var())), K.Polynomial(2, 1.0 / d, 1.0)]
+    prob = rm.MKLm(X, y, ks, C1=2.0, C2=0.5, eps=0.5)
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        sol = fast.solve(prob)
+    if sol.status != "optimal":
+        assert sol.status == "stalled" and sol.n_iter <= 4 + 2 * fmklm._STALL_ITERS
+        assert any(issubclass(w.category, ConvergenceWarning) for w in rec)
+    assert prob.certify(sol, reference=False).ok
+
+
+def test_raw_single_polynomial_kernel_inner_polish():
+    """Session 10: raw haberman, 48 rows, one quadratic kernel (Gram entries ~1e8): the
+    inner SMO alone crawled (1.5 million iterations, 2 s); with its own polish in the first
+    stages it finishes in a few ten thousand. The single-kernel MKLm is SVMm with halved
+    boxes."""
+    X, y = _keel_rows("haberman", 48)
+    kern = K.Polynomial(2, 1.0 / X.shape[1], 1.0)
+    prob = rm.MKLm(X, y, [kern], C1=2.0, C2=0.5, eps=0.5)
+    sol = fast.solve(prob)
+    assert sol.status == "optimal" and sol.info["smo_iterations"] < 2 * 10**5
+    assert prob.certify(sol, reference=False).ok
+    svmm = fast.solve(rm.SVMm(X, y, C1=1.0, C2=0.25, eps=0.5, kernel=kern))
+    assert rel(sol.objective, svmm.objective) <= 1e-7

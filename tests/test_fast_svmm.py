@@ -1,16 +1,22 @@
-"""fast/svmm.py: SVMm and epsilon-SVM (SPEC §6) by the one SMO: the limits C2 -> 0 and
+"""fast/svmm.py: SVMm and epsilon-SVM (SPEC §6) by the one SMO and, on the linear kernel, the
+interior point of fast/_svmm_linear.py: the limits C2 -> 0 and
 eps -> infinity (the SVM with intercept); cache evictions, shrinking, statuses, warnings and
 bad input specific to the SMO. Agreement with the reference and the certificate, CSR = dense,
 the cache path, the warm start and the common bad input: tests/test_contract.py."""
+import os
+
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.exceptions import ConvergenceWarning
 
 import fast
 import refmodels as rm
 from contract import rel, solve_trusted
+from fast import _svmm_linear
 from fast import svm as fast_svm
+from fast import svmm as fast_svmm
 from strategies import binary_data, log_uniform, random_binary
 
 
@@ -50,8 +56,8 @@ def test_cache_path_with_evictions_matches_gram_path():
 def test_shrinking_on_and_off_agree(fit_intercept):
     X, y, k, _ = random_binary(6, m=80, d=3, kernel="linear")
     prob = rm.SVMm(X, y, C1=10.0, C2=3.0, eps=0.1, kernel=k, fit_intercept=fit_intercept)
-    on = fast.solve(prob)
-    off = fast.solve(prob, shrinking=False)
+    on = fast.solve(prob, method="smo")
+    off = fast.solve(prob, method="smo", shrinking=False)
     assert on.info["shrunk"] > 0 and on.info["gradient_reconstructions"] >= 1
     assert off.info["shrunk"] == 0
     assert rel(on.objective, off.objective) <= 1e-8
@@ -123,3 +129,110 @@ def test_weak_regularization_keel_certifies():
         sol = fast.solve(prob)
     assert sol.status == "optimal" and sol.info["n_polish"] > 0
     assert prob.certify(sol, reference=False).ok
+
+
+# ---------------------------------------------------------------------------------------
+# the linear kernel: the interior point of fast/_svmm_linear.py (method="auto" picks it)
+# ---------------------------------------------------------------------------------------
+@settings(max_examples=10 if os.environ.get("CI") else 40, deadline=None)
+@given(data=binary_data(kernels=("linear",), max_m=60, max_d=8),
+       C1=log_uniform(1e-3, 2.0 ** 20), C2=st.sampled_from([0.0, 1e-3, 0.1, 1.0, 2.0 ** 10]),
+       eps=st.sampled_from([0.0, 0.3, 1.0]), b=st.booleans())
+def test_linear_ipm_certifies_and_matches_smo(data, C1, C2, eps, b):
+    """The default on the linear kernel (the interior point, or the SMO after it when it
+    falls short) at raw and scaled features, weak and strong regularization, with and
+    without intercept: each point it calls optimal certifies, and it agrees with the SMO
+    (the certificate of one against the other, objective gap included)."""
+    X, y, kernel, scale = data
+    prob = rm.SVMm(X, y, C1=C1, C2=C2, eps=eps, fit_intercept=b)
+    if not scale.good:
+        solve_trusted(prob, scale, lambda: fast.solve(prob), lambda: fast.solve(prob, method="smo"))
+        return
+    sol = fast.solve(prob)
+    assert sol.solver in ("fast:ipm", "fast:smo")
+    assert sol.status == "optimal"
+    assert prob.certify(sol, reference=False).ok
+    smo = fast.solve(prob, method="smo")
+    if smo.status == "optimal" and prob.certify(smo, reference=False).ok:
+        assert prob.certify(sol, reference=smo).ok
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("C1", [1.0, 2.0 ** 8, 2.0 ** 20])
+def test_linear_ipm_keel_weak_regularization(fit_intercept, C1):
+    """Issue 13: sonar ([0,1], d = 60 > the free points at C1 = 2^20: a degenerate optimum,
+    where the crossover must not snap small free multipliers) certifies at the seeds' grid
+    ends, against the reference too."""
+    from strategies import keel
+
+    X, y = keel("sonar", minmax=True)
+    prob = rm.SVMm(X, y, C1=C1, C2=1.0, eps=1.0, fit_intercept=fit_intercept)
+    sol = fast.solve(prob)
+    assert sol.solver == "fast:ipm" and sol.status == "optimal"
+    assert sol.info["gap"] <= fast_svmm.IPM_OK_GAP
+    assert prob.certify(sol, reference=False).ok
+    if C1 <= 2.0 ** 8:
+        assert prob.certify(sol).ok                      # against CVXPY
+
+
+def test_linear_ipm_csr_equals_dense_and_raw_features():
+    import scipy.sparse as sp
+
+    X, y, k, _ = random_binary(21, m=120, d=6)
+    X[X < 0.3] = 0.0
+    X = X * 1e3                                         # raw, large features
+    for b in (True, False):
+        prob = rm.SVMm(X, y, C1=50.0, C2=0.5, eps=0.2, fit_intercept=b)
+        dense = fast.solve(prob)
+        csr = fast.solve(rm.SVMm(sp.csr_matrix(X), y, C1=50.0, C2=0.5, eps=0.2,
+                                 fit_intercept=b))
+        assert dense.solver == csr.solver == "fast:ipm"
+        assert rel(csr.objective, dense.objective) <= 1e-9
+        assert prob.certify(dense).ok and prob.certify(csr, reference=False).ok
+
+
+def test_linear_ipm_method_choice_and_status(monkeypatch):
+    X, y, k, _ = random_binary(22, m=60, d=3)
+    prob = rm.SVMm(X, y, C1=4.0, C2=1.0, eps=0.5)
+    assert fast_svmm.choose_method(prob) == "ipm"
+    assert fast.solve(prob, method="smo").solver == "fast:smo"
+    Xr, yr, kr, _ = random_binary(22, m=60, d=3, kernel="rbf")
+    assert fast_svmm.choose_method(rm.SVMm(Xr, yr, kernel=kr)) == "smo"
+    with pytest.raises(ValueError, match="linear kernel"):
+        fast.solve(rm.SVMm(Xr, yr, kernel=kr), method="ipm")
+    # too few steps (and no crossover: from 2 steps it can still find this small optimum):
+    # max_iter with the warning stating the gap, never a silent optimal
+    monkeypatch.setattr(_svmm_linear, "CROSS_ROUNDS", 0)
+    with pytest.warns(ConvergenceWarning, match="interior point"):
+        sol = fast.solve(prob, method="ipm", max_iter=2)
+    assert sol.status == "max_iter" and sol.info["gap"] > fast_svmm.IPM_OK_GAP
+    # ... while "auto" hands such a point to the SMO
+    auto = fast.solve(prob, max_iter=2)
+    assert "ipm_fallback" in auto.info
+
+
+@pytest.mark.parametrize("C1", [0.1, 1.0, 16.0])
+def test_dcd_without_intercept_on_sparse_high_dimensional_data(C1):
+    """``method="dcd"`` (the shared DCD on the two signed copies of each point) on CSR data
+    with d > IPM_MAX_D: the same optimum as the SMO, certified; "auto" picks it (and hands
+    a descent that crawls to the SMO); with an intercept it refuses."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(3)
+    m, d = 300, fast_svmm.IPM_MAX_D + 50
+    X = sp.random(m, d, density=0.05, random_state=4, format="csr")
+    y = np.where(X @ rng.normal(size=d) + 0.1 * rng.normal(size=m) > 0, 1.0, -1.0)
+    prob = rm.SVMm(X, y, C1=C1, C2=0.5, eps=0.3, fit_intercept=False)
+    assert fast_svmm.choose_method(prob) == "dcd"
+    smo = fast.solve(prob, method="smo")
+    auto = fast.solve(prob)
+    assert auto.status == "optimal" and auto.solver in ("fast:dcd", "fast:smo")
+    assert prob.certify(auto, reference=False).ok
+    assert prob.certify(auto, reference=smo).ok
+    dcd = fast.solve(prob, method="dcd", max_iter=10**5)
+    if dcd.status == "optimal":
+        assert dcd.solver == "fast:dcd" and prob.certify(dcd, reference=smo).ok
+        np.testing.assert_allclose(dcd.variables["w"], X.T @ dcd.coef, atol=1e-10)
+    with pytest.raises(ValueError, match="fit_intercept=False"):
+        fast.solve(rm.SVMm(X, y, C1=C1, fit_intercept=True), method="dcd")
+    assert fast_svmm.choose_method(rm.SVMm(X, y, C1=C1, fit_intercept=True)) == "smo"

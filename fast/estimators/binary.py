@@ -342,8 +342,8 @@ class SVMmClassifier(BaseMarginClassifier):
         \xi_i, \eta_i \ge 0
 
     with ``f(x) = w^T phi(x) + b``. Each binary problem is a :class:`refmodels.SVMm` solved
-    by :func:`fast.solve` (the SMO, both copies of a point sharing one gradient entry).
-    ``eps=0`` is the ε-SVM of seed 003 (:class:`refmodels.EpsSVM`).
+    by :func:`fast.solve`: the SMO (both copies of a point sharing one gradient entry), or on
+    the linear kernel the interior point of :mod:`fast._svmm_linear`. ``eps=0`` is the ε-SVM of seed 003 (:class:`refmodels.EpsSVM`).
 
     Parameters
     ----------
@@ -370,7 +370,7 @@ class SVMmClassifier(BaseMarginClassifier):
     on iris (0.90 mean). refmodels.SVMm defaults to ``C2=eps=1`` and the linear kernel.
     <<defaults breast_cancer=0.974 wine=0.989 iris=0.953 digits=0.989 mean=0.976>>
 
-    Dense input only (the SMO reads kernel rows; ``X`` is not taken as CSR).
+    Dense input only (``X`` is not taken as CSR).
     <<multiclass>>
 
     References
