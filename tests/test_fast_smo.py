@@ -407,7 +407,7 @@ def test_polish_ends_the_slow_tail_and_certifies(family):
     instance plain SMO crawls (checked: over 10^6 iterations, see below); with the polish
     the run certifies in far fewer iterations, and the equality constraint still holds."""
     prob = _crawling_instance(0, family)
-    sol = fast.solve(prob)
+    sol = fast.solve(prob, method="smo")       # SVMm linear: 'auto' is the interior point
     assert sol.status == "optimal"
     assert sol.info["n_polish"] >= 1
     assert sol.n_iter < 300_000
@@ -417,7 +417,7 @@ def test_polish_ends_the_slow_tail_and_certifies(family):
     # the plain SMO (polish=False) at a looser tolerance already needs many more iterations
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        plain = fast.solve(prob, tol=1e-6, polish=False, max_iter=200_000)
+        plain = fast.solve(prob, method="smo", tol=1e-6, polish=False, max_iter=200_000)
     assert plain.n_iter > sol.n_iter
 
 
