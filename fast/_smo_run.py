@@ -45,17 +45,58 @@ NULL_REL = 1e-6
 #: :func:`fast._polish.interior_point_qp` instead, within ``IPM_WORK * n`` counted flops per
 #: SMO iteration so far (its ~30-40 steps cost ``IPM_STEP_COST |F|^3`` each: a fixed price,
 #: where the active set needs 2-3 |F| steps from an SMO point far from the optimum)
+#:
+#: Measured (issue 13, session 10; cold solves, RBF gamma = 1/d, [0,1]-scaled, m = 3,000:
+#: LDM spambase C = 2^20 and SVM with intercept magic C = 2^18; CPU s on a loaded 2-core
+#: machine, +-15 %): with (IPM_BELOW, IPM_WORK, IPM_FOLLOW) = (10, 2000, 4) both certify
+#: (29.4 / 10.2 s; one interior-point polish each, then 4 / 7 active-set ones).
+#: ``IPM_BELOW`` 3 or 30: the same polishes on both (32.5 / 9.6 s, 29.5 / 9.9 s): the free
+#: sets lie far from the boundary, 10 kept. ``IPM_WORK`` 500: two polishes fewer (refused),
+#: LDM ends ``inaccurate`` (35.6 s) and magic takes 12.7 s; 8000: the same polishes as 2000
+#: (32.8 / 8.9 s): 2000 kept. ``IPM_FOLLOW`` 0: magic ends at ``max_iter`` (the certificate
+#: fails), LDM 33.8 s; 8: LDM ``inaccurate`` (33.5 s, the certificate holds), magic 9.1 s: 4
+#: kept. On raw features with the quadratic kernel (haberman, breast_cancer; SVM with
+#: intercept and LDM, C = 2^0, 2^8, 2^20) the interior point is never chosen (3-13 active-set
+#: polishes per path): the thresholds do not bind there
 IPM_BELOW = 10
 IPM_WORK = 2000.0
-#: polishes that follow an interior-point polish at once (:func:`run`)
+#: polishes that follow an interior-point polish at once (:func:`run`; measured above)
 IPM_FOLLOW = 4
 #: the interior-point method's steps expected by :func:`newton_polish`'s test of its cost
 IPM_STEPS_EXPECTED = 40
 
+#: the round-off floor of the SMO's gradient (:func:`run`, default tolerance only): at the end
+#: of a chunk whose violation lies within ``ROUNDOFF_GATE * eps * max_t Q_tt * |nu|_1`` (a
+#: bound on the terms summed into ``G``), the gradient is recomputed from scratch at the same
+#: point and ``delta = max_t |G_t - G'_t|`` (maintained against recomputed) measured; the SMO
+#: then stops at ``ROUNDOFF_MULT * delta`` if the tolerance asked lies below it. Measured
+#: (issue 13, SVM with intercept, RBF gamma = 1/d, [0,1]-scaled magic, m = 3,000,
+#: C = 2^18, from the point at ``max_iter``, five more chunks of 20,000 iterations): the
+#: violation stays at 3.6e-7 .. 6.2e-7 (recomputed: 4.1e-7 .. 6.9e-7) without a trend, the
+#: dual objective moves in its 11th digit both ways, ``delta`` = 1.9e-7 .. 2.1e-7, the
+#: error of either gradient against one summed in extended precision 3.2e-7 .. 3.6e-7,
+#: ``eps * |nu|_1`` = 5.3e-8; the point certifies (duality gap 1.0e-8 at 1e-6)
+ROUNDOFF_MULT = 4.0
+ROUNDOFF_GATE = 1e5
+#: before the first measurement, a chunk stops early (to measure) at ``ROUNDOFF_PRE`` times
+#: the bound ``eps * max Q_tt * |nu|_1``: the floors measured lie at 10-15 times it (magic
+#: C = 2^18: 15; LDM spambase C = 2^18: the violation stalls at 10); an early stop that the
+#: measurement does not confirm resumes, at most ``ROUNDOFF_RETRIES`` times
+ROUNDOFF_PRE = 4.0
+ROUNDOFF_RETRIES = 3
+#: the stop at the floor is taken only with a violation of at most ``ROUNDOFF_MAX`` times the
+#: tolerance asked (1e-6 by default): above, the self-check's kernel-product residuals are
+#: not evidence (issue 13: SVM, 17 points, 1 raw feature x50, quadratic kernel, C = 2^20:
+#: stopped at a floor of 4.6e-5 with violation 1.9e-6, the self-check's duality gap 6.0e-8,
+#: the certificate's 1.95e-6) and the former ``max_iter`` stays
+ROUNDOFF_MAX = 100.0
+
 #: what :func:`run` returns: the dual point, its gradient ``G = Q alpha + p``, the intercept,
 #: iterations, whether the first stage hit ``max_iter``, the final KKT violation, the
-#: statistics array and the tolerance reached
-SMOResult = namedtuple("SMOResult", "alpha G b n_iter hit_max violation stats tol")
+#: statistics array, the tolerance reached, whether the SMO stopped at the round-off floor of
+#: its gradient (above the tolerance asked) and that floor (0: never measured)
+SMOResult = namedtuple("SMOResult", "alpha G b n_iter hit_max violation stats tol at_floor "
+                                    "floor")
 
 
 def check_options(tol, max_iter, cache_size, n, options, allowed=("shrinking", "polish")):
@@ -149,7 +190,7 @@ def newton_polish(source, pt, s, u, alpha, G, b, has_eq, budget, ipm_budget=0.0)
     ipm = (step * IPM_BELOW > budget
            and IPM_STEPS_EXPECTED * IPM_STEP_COST * float(nF) ** 3 <= ipm_budget)
     if not ipm and step > budget:
-        return False
+        return ""
     sF = s[F]
     Q = sF[:, None] * source.block(pt[F]) * sF[None, :]
     Q = 0.5 * (Q + Q.T)
@@ -166,16 +207,38 @@ def newton_polish(source, pt, s, u, alpha, G, b, has_eq, budget, ipm_budget=0.0)
     return ""
 
 
+def roundoff_bound(source, pt, s, alpha):
+    """``eps * max_t Q_tt * |nu|_1``: with ``|Q_tj| <= sqrt(Q_tt Q_jj)`` (``Q`` positive
+    semidefinite) a bound on ``eps * max_t sum_j |Q_tj alpha_j|``, the scale of the round-off
+    of the gradient ``G = Q alpha + p`` (``nu_k = sum_{pt_t = k} s_t alpha_t``)."""
+    nu = np.zeros(source.diag.shape[0])
+    np.add.at(nu, pt, s * alpha)
+    return np.finfo(np.float64).eps * float(np.max(source.diag, initial=0.0)) * float(
+        np.sum(np.abs(nu)))
+
+
 def run(source, pt, s, p, u, alpha0, has_eq, tol, max_iter, shrinking, refine=False,
-        gap_tol=1e-9, tol_min=1e-12, polish=None):
-    """Run the SMO; returns ``(alpha, G, b, n_iter, hit_max, violation, stats, tol)``.
+        gap_tol=1e-9, tol_min=1e-12, polish=None, gap_target=None, roundoff=False):
+    """Run the SMO; returns an :data:`SMOResult`.
 
     With ``refine`` (the default tolerance was asked for), the tolerance is divided by 100
-    and the SMO resumed from its point until the duality gap is at most
-    ``gap_tol (1 + |P|)`` (or ``tol_min`` is reached, or a refinement stage uses up its
-    budget of ``max(iterations so far, 10 n, 10**4)``): a KKT violation bounds the gap
-    only up to the size of the boxes. The status is ``max_iter`` only if the first stage
-    (the tolerance asked) did not finish.
+    and the SMO resumed from its point until the duality gap is at most ``gap_target(P)``
+    (default ``gap_tol (1 + |P|)``; the families pass :func:`fast._common.gap_target`,
+    relative to ``|P|`` down to the problem's objective unit: features x1e6 with C = 2^-7,
+    P* = 4e-12, stopped at 20x the optimum under ``1 + |P|``) (or ``tol_min`` is reached,
+    or a refinement stage uses up its budget of ``max(iterations so far, 10 n, 10**4)``): a
+    KKT violation bounds the gap only up to the size of the boxes. The status is
+    ``max_iter`` only if the first stage (the tolerance asked) did not finish.
+
+    With ``refine`` and ``roundoff`` (the SVM and LDM / ODML pass it on data that
+    ``fast._common.scale_hint`` does not flag: on badly scaled data the certificate's own
+    round-off is of the order of its tolerance, and the former ``max_iter`` stays), the SMO
+    also stops at the round-off floor of its own gradient when that lies above the
+    tolerance asked (weak regularization: with ``|alpha|`` ~ ``C`` = 2^20 the
+    gradient's round-off is ~1e-7, above the tolerance 1e-8; the SMO then moves at random
+    until ``max_iter``): see :data:`ROUNDOFF_MULT`. Such a stop is not ``hit_max``: it is
+    reported by ``at_floor`` (``info["stopped_at_roundoff"]``), and ``fast.solve``'s
+    self-check then decides whether the point is ``optimal`` (it certifies) or not.
 
     ``polish`` (default: on with ``refine``): the SMO runs in chunks of
     ``max(20 n, 20000)`` iterations; a chunk that ends without reaching the tolerance is
@@ -189,6 +252,11 @@ def run(source, pt, s, p, u, alpha0, has_eq, tol, max_iter, shrinking, refine=Fa
     """
     if polish is None:
         polish = refine
+    roundoff = bool(refine and roundoff)
+    tol_asked = tol
+    if gap_target is None:
+        def gap_target(P):
+            return gap_tol * (1.0 + abs(P))
     alpha = np.ascontiguousarray(alpha0, dtype=np.float64).copy()
     pt = np.ascontiguousarray(pt, dtype=np.int64)
     s = np.ascontiguousarray(s, dtype=np.float64)
@@ -203,12 +271,38 @@ def run(source, pt, s, p, u, alpha0, has_eq, tol, max_iter, shrinking, refine=Fa
     first = True                  # still working on the tolerance asked
     stage_total = 0
     stage_budget = max_iter
+    floor = 0.0                   # the round-off floor of the gradient, once measured
+    at_floor = False
+    retries = 0                   # early stops at an estimate the measurement did not confirm
+    live = u > 0.0
     while True:
         budget = min(stage_budget - stage_total, chunk)
-        it, hit, viol, G = smo_solve(pt, s, p, u, source.diag, alpha, bool(has_eq), tol,
+        # the chunk stops early at the floor measured, or before any measurement at
+        # ROUNDOFF_PRE times the bound (below every floor measured), to measure it there
+        stop = tol
+        if roundoff and retries < ROUNDOFF_RETRIES:
+            stop = max(tol, floor if floor > 0.0
+                       else ROUNDOFF_PRE * roundoff_bound(source, pt, s, alpha))
+        it, hit, viol, G = smo_solve(pt, s, p, u, source.diag, alpha, bool(has_eq), stop,
                                      budget, bool(shrinking), source.src, stats)
         total += int(it)
         stage_total += int(it)
+        if roundoff and viol > tol and viol <= ROUNDOFF_GATE * roundoff_bound(source, pt, s,
+                                                                             alpha):
+            # near the round-off of G: recompute it from scratch at this point (the SMO's
+            # setup, no step) and measure the floor from the two
+            viol2, G2 = smo_solve(pt, s, p, u, source.diag, alpha, bool(has_eq), tol, 0,
+                                  bool(shrinking), source.src, stats)[2:]
+            delta = float(np.max(np.abs(G - G2)[live], initial=0.0))
+            floor = ROUNDOFF_MULT * delta
+            if viol2 <= floor and viol2 <= ROUNDOFF_MAX * tol_asked:
+                at_floor, hit, viol, G = True, False, float(viol2), G2
+        if (roundoff and retries < ROUNDOFF_RETRIES and not hit and not at_floor
+                and viol > tol):
+            # stopped early at an estimate above the floor measured: resume (after
+            # ROUNDOFF_RETRIES of those, with the tolerance asked only)
+            retries += 1
+            continue
         b = float(intercept_from_gradient(s, u, alpha, G)) if has_eq else 0.0
         if hit and stage_total < stage_budget:
             # a chunk ended without reaching tol: Newton on the free set, then resume
@@ -234,10 +328,10 @@ def run(source, pt, s, p, u, alpha0, has_eq, tol, max_iter, shrinking, refine=Fa
             hit_max = first           # a refinement that runs out keeps the tolerance asked
             break
         hit_max = False
-        if not refine or tol <= tol_min:
+        if at_floor or not refine or tol <= tol_min:
             break
         P, gap = generic_gap(s, p, u, alpha, G, b, pt, source.diag.shape[0])
-        if abs(gap) <= gap_tol * (1.0 + abs(P)):
+        if abs(gap) <= gap_target(P):
             break
         tol = max(tol / 100.0, tol_min)
         first = False
@@ -246,12 +340,16 @@ def run(source, pt, s, p, u, alpha0, has_eq, tol, max_iter, shrinking, refine=Fa
         stage_total = 0
         if stage_budget <= 0:
             break
-    return SMOResult(alpha, G, b, total, bool(hit_max), float(viol), stats, tol)
+    return SMOResult(alpha, G, b, total, bool(hit_max), float(viol), stats, tol, at_floor,
+                     floor)
 
 
-def info_dict(source, stats, viol, tol, shrinking):
+def info_dict(source, stats, viol, tol, shrinking, at_floor=False, floor=0.0):
+    """The SMO's ``info``; ``stopped_at_roundoff``: the SMO stopped at the round-off floor
+    ``roundoff_floor`` of its gradient, above the tolerance ``tol`` (:func:`run`)."""
     info = {"kernel_path": source.path, "violation": viol, "residual": viol, "tol": tol,
-            "shrinking": shrinking,
+            "shrinking": shrinking, "stopped_at_roundoff": bool(at_floor),
+            "roundoff_floor": float(floor),
             "gradient_reconstructions": int(stats[_RECON]), "shrunk": int(stats[_SHRINK]),
             "resumed_after_unshrink": int(stats[_RESUME]), "n_polish": int(stats[_POLISH])}
     if source.path == "cache":
@@ -273,15 +371,59 @@ def solution(prob, name, source, res, t0, max_iter, shrinking, has_eq, coef, Kc,
         variables["b"] = res.b
     if prob.kernel.is_linear:
         variables["w"] = np.asarray(prob.X.T @ coef).ravel()
-    if res.hit_max:
-        warn_max_iter(name, res.violation, res.tol, max_iter, prob)
-    info = info_dict(source, res.stats, res.violation, res.tol, shrinking)
+    info = info_dict(source, res.stats, res.violation, res.tol, shrinking, res.at_floor,
+                     res.floor)
     info["dual_objective"] = float(dual_objective)
     sol = Solution(objective=obj, coef=coef, intercept=res.b, variables=variables,
-                   status="max_iter" if res.hit_max else "optimal", solver="fast:smo",
+                   status=status_of(name, res, max_iter, prob), solver="fast:smo",
                    form="fast", time=time.perf_counter() - t0, n_iter=res.n_iter, info=info)
+    check_floor_stop(name, prob, sol, res)
     sol._kernel_rows = source        # for fast.solve's self-check (G coef from these rows)
     return sol
+
+
+def check_floor_stop(name, prob, sol, res):
+    """A stop at the round-off floor (:func:`run`) is checked by the full certificate when
+    ``m <= AUTO_REFERENCE_MAX_M`` (where it is affordable): ``fast.solve``'s self-check
+    judges a kernel problem by kernel products, which near the floor are not evidence (issue
+    13: SVM, 17 points, one raw feature x50, quadratic kernel (a Gram of rank 3), C = 2^20:
+    violation 2.2e-8 at the floor, the self-check's duality gap 1.0e-9, the certificate's
+    1.8e-6). A point that fails it gets status ``"stalled"`` with a warning."""
+    from refmodels.base import AUTO_REFERENCE_MAX_M
+
+    if not (res.at_floor and sol.status == "optimal" and prob.m <= AUTO_REFERENCE_MAX_M):
+        return
+    cert = prob.certify(sol, reference=False)
+    sol.info["floor_certificate"] = bool(cert.ok)
+    if not cert.ok:
+        sol.status = "stalled"
+        worst, value = cert.worst
+        _common.not_converged_warning(
+            f"{name}: the SMO (maximal KKT violation) stopped at the round-off floor "
+            f"{res.floor:.3e} of its gradient with residual {res.violation:.3e} above the "
+            f"tolerance tol={res.tol:.3e} asked, and the point fails the certificate "
+            f"({worst} {value:.3e}); status 'stalled'{_common.scale_hint(prob)}",
+            stacklevel=4)
+
+
+def status_of(name, res, max_iter, prob):
+    """The SMO's status (with its one warning): ``"max_iter"``; ``"stalled"`` for a stop at the
+    round-off floor of the gradient (:func:`run`) on badly scaled data (``scale_hint``),
+    where the certificate's own round-off is of the order of its tolerance (SVMm, cubic
+    kernel, Gram diagonal 1e8: the floor 1.8e-5, the duality gap 4.6e-7 or 1.8e-6 of the
+    objective depending on the build of the Gram); else ``"optimal"``, which
+    ``fast.solve``'s self-check then confirms or not."""
+    if res.hit_max:
+        warn_max_iter(name, res.violation, res.tol, max_iter, prob)
+        return "max_iter"
+    hint = _common.scale_hint(prob) if res.at_floor else ""
+    if hint:
+        _common.not_converged_warning(
+            f"{name}: the SMO (maximal KKT violation) stopped at the round-off floor "
+            f"{res.floor:.3e} of its gradient with residual {res.violation:.3e} above the "
+            f"tolerance tol={res.tol:.3e} asked; status 'stalled'{hint}", stacklevel=4)
+        return "stalled"
+    return "optimal"
 
 
 def warn_max_iter(name, viol, tol, max_iter, prob=None):

@@ -233,7 +233,8 @@ def solve(prob, method=None, tol=None, max_iter=None, random_state=None, warm_st
                                     dg=0.0, alpha0=alpha0, u0=np.full(m, mu2 / m), tol=tol,
                                     max_iter=max_iter, seed=_common.seed_from(random_state),
                                     shrinking=shrinking, polish=polish, primal=primal,
-                                    gap_tol=gap_tol)
+                                    gap_tol=gap_tol,
+                                    gap_target=_common.relative_gap_target(gap_tol, prob))
     # s = H v = gamma; G nu = Y s; nu = Yv - A (G nu),  A z = c (z - y (y^T z)/m)
     Gnu = y * s
     if path == "gram" and c > 0.0:
@@ -276,7 +277,9 @@ def _solve_smo(prob, tol, max_iter, warm_start, cache_size=None, path=None, **op
     source = _K.RowSource(gram=H)
     p = -np.ones(m) + (mu2 / m) * H.sum(axis=1)
     res = _smo_run.run(source, np.arange(m), np.ones(m), p, np.full(m, upper), a0, False, tol,
-                       max_iter, shrinking, refine=refine, polish=polish)
+                       max_iter, shrinking, refine=refine, polish=polish,
+                       gap_target=_common.relative_gap_target(1e-9 if refine else None, prob),
+                       roundoff=not _common.scale_hint(prob))
     alpha, it, hit_max = res.alpha, res.n_iter, res.hit_max
     viol, stats, tol = res.violation, res.stats, res.tol
     v = alpha + mu2 / m
@@ -287,15 +290,15 @@ def _solve_smo(prob, tol, max_iter, warm_start, cache_size=None, path=None, **op
     variables = {name: alpha}
     if prob.kernel.is_linear:
         variables["w"] = np.asarray(prob.X.T @ coef, dtype=np.float64).ravel()
-    status = "max_iter" if hit_max else "optimal"
-    if hit_max:
-        _smo_run.warn_max_iter(type(prob).__name__, viol, tol, max_iter, prob)
-    info = _smo_run.info_dict(source, stats, viol, tol, shrinking)
+    status = _smo_run.status_of(type(prob).__name__, res, max_iter, prob)
+    info = _smo_run.info_dict(source, stats, viol, tol, shrinking, res.at_floor, res.floor)
     info.update(path="gram", method="smo", whitened=False, residual=float(viol),
                 dual_objective=float(np.sum(alpha) - 0.5 * float(v @ gamma)))
-    return Solution(objective=float(objective), coef=coef, intercept=0.0, variables=variables,
-                    status=status, solver="fast:smo", form="fast",
-                    time=time.perf_counter() - t0, n_iter=it, info=info)
+    sol = Solution(objective=float(objective), coef=coef, intercept=0.0, variables=variables,
+                   status=status, solver="fast:smo", form="fast",
+                   time=time.perf_counter() - t0, n_iter=it, info=info)
+    _smo_run.check_floor_stop(type(prob).__name__, prob, sol, res)
+    return sol
 
 
 def _solve_asgd(prob, tol, max_iter, random_state, warm_start, eta0=None, t0=None,

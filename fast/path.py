@@ -26,6 +26,15 @@ The problems along the path share the Gram matrix and the feature map (``_cache[
 ``_cache["F"]``): those ``prob`` has built, and those the first solve builds, are handed on
 to every later point, so a kernel path computes the Gram once (it does not depend on the
 regularization parameter), without building anything on ``prob`` itself.
+
+A warm-started point that does not end ``optimal`` (at the default tolerance) is solved again
+from the zero point (:data:`COLD_RETRY`): from a warm start the SMO's polish may take another
+route than from zero (:func:`fast._smo_run.newton_polish`: a free set small enough for the
+active set, which then crawls, where the cold solve's large one gets the interior-point
+method). A point whose solver raises ``SolverError`` (an
+honest refusal, e.g. a factorisation failing at the data's scale) does not stop the path
+(``on_error="continue"``): it gets a Solution of status ``"error"`` carrying the message, a
+``ConvergenceWarning`` names the value, and the next point starts from the last good one.
 """
 from __future__ import annotations
 
@@ -44,6 +53,15 @@ _SHARED = ("gram", "F")
 #: RBF: 5/11 -> 10/11 certified, the path 348 -> 60 s CPU; australian, german, haberman:
 #: 0.17-0.30x the time, 11/11 either way)
 _SCALED = {"SVM": "alpha", "LDM": "beta", "ODML": "alpha"}
+#: a warm-started point that ends neither ``optimal`` nor ``converged`` is solved again cold
+#: (the cold point is kept if it is ``optimal``, else the warm one). Measured (issue 13, RBF
+#: gamma = 1/d, [0,1]-scaled, m = 3,000, ``validation/sweep_paths.py``): LDM spambase
+#: C = 2^20 warm-started from 2^18 ends at ``max_iter`` (duality gap 3.0e-4, violation 1e-3
+#: after four active-set polishes, each on a free set of < 1,000, one per chunk) where the
+#: cold solve's interior-point polish certifies it (the path: 10/11 -> 11/11 certified, 59
+#: -> 80 CPU s, certificates included). Points that end ``optimal`` never pay for it (the
+#: SVM / LDM / ODML paths of haberman, sonar, australian, german, breast_cancer: no retry)
+COLD_RETRY = True
 
 
 def _scaled_start(prev, var, v_old, v_new):
@@ -111,8 +129,57 @@ def _grid(prob, grid):
     return name, values
 
 
+def _solve_point(p, start, warm, **kw):
+    """``fast.solve(p, warm_start=start, **kw)``; a warm-started (``warm``) point that ends
+    neither ``optimal`` nor ``converged`` is solved again cold (:data:`COLD_RETRY`), its
+    warnings held back until the point kept is known (only that point's reach the caller).
+    Returns ``(sol, retried, kept_cold)``."""
+    import warnings
+
+    import fast
+    from refmodels.solution import Solution, SolverError
+
+    if not (warm and COLD_RETRY):
+        return fast.solve(p, warm_start=start, **kw), False, False
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        sol = fast.solve(p, warm_start=start, **kw)
+    chosen, retried, kept_cold = caught, False, False
+    if sol.status not in ("optimal", "converged"):
+        with warnings.catch_warnings(record=True) as caught_cold:
+            warnings.simplefilter("always")
+            try:
+                cold = fast.solve(p, warm_start=None, **kw)
+            except SolverError as exc:                # keep the warm point
+                cold = Solution(objective=float("nan"), coef=None, status="error",
+                                info={"error": str(exc)})
+        retried = True
+        if cold.status in ("optimal", "converged"):
+            cold.info["cold_retry"] = {"warm_status": sol.status}
+            sol, chosen, kept_cold = cold, caught_cold, True
+        else:
+            sol.info["cold_retry"] = {"cold_status": cold.status}
+    for w in chosen:
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return sol, retried, kept_cold
+
+
+def _error_solution(name, v, exc, t0):
+    """The Solution of a point whose solver raised ``SolverError``, with its warning."""
+    from refmodels.solution import Solution
+
+    from ._common import not_converged_warning
+
+    msg = str(exc)
+    not_converged_warning(f"fast.path: the solve at {name}={v:g} raised SolverError ({msg}); "
+                          f"that point has status 'error', the next one starts from the last "
+                          f"good point", stacklevel=3)
+    return Solution(objective=float("nan"), coef=None, status="error", solver="fast",
+                    form="fast", time=time.perf_counter() - t0, info={"error": msg})
+
+
 def path(prob, method=None, tol=None, max_iter=None, random_state=None, certify=False,
-         warm_start=None, verbose=False, **grid):
+         warm_start=None, verbose=False, on_error="continue", **grid):
     """Solve ``prob`` along a grid of its regularization parameter, warm-started.
 
     Parameters
@@ -129,14 +196,22 @@ def path(prob, method=None, tol=None, max_iter=None, random_state=None, certify=
         no reference solve) and store the certificate in ``sol.info["certificate"]``.
     warm_start : a Solution to start the first (strongest) point from, or None.
     verbose : print one line per point.
+    on_error : ``"continue"`` (default) or ``"raise"``. A ``SolverError`` at one point:
+        ``"continue"`` gives that point a Solution of status ``"error"`` (``coef`` None,
+        objective NaN, the message in ``info["error"]``) with a ``ConvergenceWarning``
+        naming the value, and warm-starts the next point from the last good one;
+        ``"raise"`` lets it propagate (the path stops).
 
     Returns
     -------
     list of Solution, one per value, in the caller's order. ``sol.info["path"]`` holds the
-    parameter name and value and the position in the solve order.
+    parameter name and value and the position in the solve order (and ``"cold_retry"``
+    when a warm start that failed was replaced by a cold solve, see :data:`COLD_RETRY`).
     """
-    import fast
+    from refmodels.solution import SolverError
 
+    if on_error not in ("continue", "raise"):
+        raise ValueError(f"on_error must be 'continue' or 'raise'; got {on_error!r}")
     name, values = _grid(prob, grid)
     if method is None and prob.family in ("ODM", "SVM"):
         method = "auto"
@@ -157,10 +232,24 @@ def path(prob, method=None, tol=None, max_iter=None, random_state=None, certify=
         start = prev
         if prev is not None and prev is not warm_start and prob.family in _SCALED:
             start = _scaled_start(prev, _SCALED[prob.family], prev_v, v)
-        sol = fast.solve(p, method=method, tol=tol, max_iter=max_iter,
-                         random_state=random_state, warm_start=start)
+        try:
+            sol, retried, kept_cold = _solve_point(
+                p, start, prev is not None and tol is None, method=method, tol=tol,
+                max_iter=max_iter, random_state=random_state)
+        except SolverError as exc:
+            if on_error == "raise":
+                raise
+            sol = _error_solution(name, v, exc, t0)
+            sol.info["path"] = {"param": name, "value": v, "rank": rank,
+                                "warm_started": prev is not None}
+            if verbose:
+                print(f"[path] {name}={v:g}: error ({exc})", flush=True)
+            out[k] = sol
+            done[v] = sol
+            continue                                      # prev: the last good point
         sol.info["path"] = {"param": name, "value": v, "rank": rank,
-                            "warm_started": prev is not None}
+                            "warm_started": prev is not None and not kept_cold,
+                            "cold_retry": retried}
         if certify:
             cert = p.certify(sol, reference=False)
             sol.info["certificate"] = cert

@@ -115,6 +115,7 @@ def solve(prob, method=None, tol=None, max_iter=None, random_state=None, warm_st
                                     seed=_common.seed_from(random_state),
                                     shrinking=shrinking, polish=polish, primal=primal,
                                     gap_tol=gap_tol,
+                                    gap_target=_common.relative_gap_target(gap_tol, prob),
                                     # linear kernel, large C: the free set (d << m) moves
                                     # for many epochs, and a Newton step on a set that is
                                     # still moving is mostly wasted (bench_odm_path.py
@@ -168,7 +169,9 @@ def _solve_smo(prob, has_eq, tol, max_iter, warm_start, cache_size, path, option
     else:
         source = _K.row_source(prob, cache_size)
     res = _smo_run.run(source, np.arange(m), y, -np.ones(m), np.full(m, prob.C), a0, has_eq,
-                       tol, max_iter, shrinking, refine=refine, polish=polish)
+                       tol, max_iter, shrinking, refine=refine, polish=polish,
+                       gap_target=_common.relative_gap_target(1e-9 if refine else None, prob),
+                       roundoff=not _common.scale_hint(prob))
     alpha, G, b = res.alpha, res.G, res.b
     coef = y * alpha
     Kc = source.K_times(coef)

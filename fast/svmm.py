@@ -266,8 +266,12 @@ def _solve_smo(prob, tol, max_iter, warm_start, cache_size, options):
     p = np.concatenate([-np.ones(m), np.full(m, 1.0 + eps)])
     u = np.concatenate([np.full(m, C1), np.full(m, C2)])
     has_eq = bool(prob.fit_intercept)
+    # the refinement's gap relative to the objective (features x1e6 or raw poly kernels:
+    # P* ~ 1e-10, where 1e-9 (1 + |P|) stopped at 4 % above the optimum); the stop at the
+    # gradient's round-off floor is left to the SVM / LDM / ODML, where it was measured
     res = _smo_run.run(source, pt, s, p, u, z0, has_eq, tol, max_iter, shrinking,
-                       refine=refine, polish=polish)
+                       refine=refine, polish=polish,
+                       gap_target=_common.relative_gap_target(1e-9 if refine else None, prob))
     z, G, b = res.alpha, res.G, res.b
     alpha, beta = z[:m].copy(), z[m:].copy()
     coef = y * (alpha - beta)

@@ -206,6 +206,78 @@ def test_path_argument_errors():
     assert dup[0] is dup[2]
 
 
+def test_path_goes_on_after_a_solver_error(monkeypatch):
+    """A SolverError at one point does not stop the path: that point gets status "error"
+    with the message, a ConvergenceWarning names the value, and the next point starts from
+    the last good one; ``on_error="raise"`` lets it propagate."""
+    X, y = _data(m=60, seed=31)
+    prob = rm.ODM(X, y, lam=1.0, mu=0.8, theta=0.2)
+    real = fast.solve
+    starts = []
+
+    def refuses_4(p, **kw):
+        starts.append((p.lam, kw.get("warm_start")))
+        if p.lam == 4.0:
+            raise SolverError("refused for the test")
+        return real(p, **kw)
+
+    monkeypatch.setattr(fast, "solve", refuses_4)    # (looked up at call time by the path)
+    with pytest.warns(ConvergenceWarning, match=r"lam=4 raised SolverError \(refused for"):
+        sols = fast_path(prob, lam=[16.0, 1.0, 4.0])
+    assert [s.status for s in sols] == ["optimal", "optimal", "error"]
+    err = sols[2]
+    assert err.info["error"] == "refused for the test" and err.coef is None
+    assert np.isnan(err.objective) and err.info["path"]["value"] == 4.0
+    assert [v for v, _ in starts] == [1.0, 4.0, 16.0]
+    assert starts[1][1] is sols[1] and starts[2][1] is sols[1]    # the last good point
+    with pytest.raises(SolverError, match="refused for the test"):
+        fast_path(prob, lam=[1.0, 4.0], on_error="raise")
+    with pytest.raises(ValueError, match="on_error"):
+        fast_path(prob, lam=[1.0], on_error="skip")
+
+
+@pytest.mark.parametrize("cold_fails", [False, True])
+def test_path_solves_a_failed_warm_start_again_cold(cold_fails, monkeypatch):
+    """A warm-started point that does not end optimal (issue 13: LDM spambase C = 2^20,
+    SVM+b magic C = 2^18, certified by the cold solve only) is solved again from zero: the
+    cold point is kept when optimal, and the warm solve's warning does not reach the caller;
+    if the cold one fails too, the warm point and its warning stay. A tolerance of the
+    user's is not retried."""
+    X, y = _data(m=60, seed=32)
+    prob = rm.ODM(X, y, lam=1.0, mu=0.8, theta=0.2)
+    real = fast.solve
+    calls = []
+
+    def fails_at_16(p, **kw):
+        warm = kw.get("warm_start") is not None
+        calls.append((p.lam, warm))
+        sol = real(p, **kw)
+        if p.lam == 16.0 and (warm or cold_fails) and kw.get("tol") is None:
+            warnings.warn(f"{'warm' if warm else 'cold'} solve failed for the test",
+                          ConvergenceWarning)
+            sol.status = "max_iter"
+        return sol
+
+    monkeypatch.setattr(fast, "solve", fails_at_16)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        sols = fast_path(prob, lam=[1.0, 4.0, 16.0])
+    assert calls == [(1.0, False), (4.0, True), (16.0, True), (16.0, False)]
+    ours = [str(w.message) for w in caught if "for the test" in str(w.message)]
+    assert sols[2].info["path"]["cold_retry"] and not sols[1].info["path"]["cold_retry"]
+    if cold_fails:
+        assert sols[2].status == "max_iter" and sols[2].info["path"]["warm_started"] is True
+        assert sols[2].info["cold_retry"] == {"cold_status": "max_iter"}
+        assert ours == ["warm solve failed for the test"]
+    else:
+        assert [s.status for s in sols] == ["optimal"] * 3 and ours == []
+        assert sols[2].info["cold_retry"] == {"warm_status": "max_iter"}
+        assert sols[2].info["path"]["warm_started"] is False          # the cold point
+    calls.clear()
+    fast_path(prob, lam=[1.0, 16.0], tol=1e-6)
+    assert calls == [(1.0, False), (16.0, True)]
+
+
 @pytest.mark.parametrize("fit_intercept", [False, True])
 def test_path_svm_scales_the_warm_start_and_matches_cold_solves(fit_intercept, monkeypatch):
     """The SVM path starts each point from the previous dual times C_new / C_old (in the
@@ -311,7 +383,12 @@ def _assert_path_trusted(prob, name, values, records, sols, certified):
         assert len(sols) == len(values)
         for v, sol in zip(values, sols):
             assert sol.info["path"]["value"] == v
-        assert len(records) == len(set(values))          # a duplicate is not re-solved
+        # a duplicate is not re-solved; a point with status "error" (a SolverError) has no
+        # record, a warm start that failed was solved again cold (fast.path.COLD_RETRY)
+        distinct = {v: sol for v, sol in zip(values, sols)}.values()
+        n_error = sum(sol.status == "error" for sol in distinct)
+        n_retry = sum(bool(sol.info["path"].get("cold_retry")) for sol in distinct)
+        assert len(records) == len(set(values)) - n_error + n_retry
     for p, sol, warned in records:
         v = getattr(p, name)
         assert sol.status in HONEST, (v, sol.status)
@@ -322,7 +399,8 @@ def _assert_path_trusted(prob, name, values, records, sols, certified):
             assert cert.ok, f"silent wrong answer at {name}={v:g}: 'optimal' but\n{cert}"
         else:
             assert warned, f"{name}={v:g}: status {sol.status!r} without a ConvergenceWarning"
-        if certified:
+        if certified and sols is not None and any(sol is s for s in sols):
+            # (a warm solve replaced by its cold retry is not the path's point: no certificate)
             assert sol.info["certificate"].ok == cert.ok, (v, sol.info["certificate"], cert)
 
 
@@ -350,6 +428,23 @@ def test_path_optimal_means_certified_at_every_scale(family, seed, rescale, ks, 
     note(f"{desc}, features x {rescale:g}, {name}={values}, certify={certify}")
     records, sols = _path_recorded(prob, {name: values}, random_state=0, certify=certify)
     _assert_path_trusted(prob, name, values, records, sols, certify)
+
+
+@pytest.mark.xfail(strict=False, reason=(
+    "known limitation (session 10): raw features x50 with a cubic kernel (Gram entries ~1e10), "
+    "SVM with intercept, C = 512: the point the self-check certifies on the path's Gram "
+    "(9.5e-7) fails a certificate built from scratch (1.7e-6 .. 4.5e-6). The gap is "
+    "evaluated from terms ~1e10 times the objective (7.5e-3): its round-off exceeds the "
+    "tolerance, and the objective's unit (capped at 1: the round-off bound, max K_kk "
+    "sum|coef|, is too loose to be used uncapped) does not absorb it"))
+def test_path_point_at_the_round_off_of_a_cubic_raw_gram():
+    """hypothesis' example of test_path_optimal_means_certified_at_every_scale (dev
+    profile), kept visible."""
+    prob, _ = make_problem("SVM+b", 7525)
+    name = PATH_PARAMS[prob.family]
+    values = [2.0 ** k for k in (0, -1, 9)]
+    records, sols = _path_recorded(prob, {name: values}, random_state=0, certify=False)
+    _assert_path_trusted(prob, name, values, records, sols, False)
 
 
 # ---------------------------------------------------------------------------------------
@@ -404,8 +499,12 @@ def test_woodbury_cache_is_a_cold_solve_at_extreme_scale(family, param, other, v
     assert len(Hs) >= len(grid) and all(H is Hs[0] for H in Hs)  # built once for the path
     _assert_path_trusted(prob, param, grid, records, sols, False)
     prev = prev_v = None
-    for (p, sol, _), v in zip(records, grid):
-        start = None if prev is None else fp._scaled_start(prev, var, prev_v, v)
+    kept = [(p, sol) for p, sol, _ in records if any(sol is s for s in sols)]
+    for (p, sol), v in zip(kept, grid):
+        # (a point whose warm start failed and whose cold retry was kept started from zero)
+        cold_kept = sol.info["path"]["cold_retry"] and not sol.info["path"]["warm_started"]
+        start = (None if prev is None or cold_kept
+                 else fp._scaled_start(prev, var, prev_v, v))
         fo._WOODBURY.clear()
         cold = _quiet(fast.solve, p, method=method, random_state=0, warm_start=start)
         assert cold.status == sol.status

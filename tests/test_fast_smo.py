@@ -444,3 +444,51 @@ def test_vectorised_exp_matches_numpy():
     o2 = np.empty_like(tiny)
     K.exp_nonpositive(tiny, o2, np.empty_like(tiny))
     assert np.all(o2 == 0.0)
+
+
+# ---------------------------------------------------------------------------------------
+# the round-off floor of the SMO's gradient, and the refinement relative to the objective
+# (issue 13, session 10; fast/_smo_run.py run(roundoff=..., gap_target=...))
+# ---------------------------------------------------------------------------------------
+@pytest.mark.slow
+def test_smo_stops_at_the_roundoff_floor_of_its_gradient():
+    """KEEL magic, 3,000 rows in [0, 1], RBF gamma = 1/d, SVM with intercept, C = 2^18: the
+    violation stalls at 3.6e-7 .. 6.2e-7 (the gradient's round-off, measured against a sum
+    in extended precision) above the tolerance 1e-8: the SMO used to run to max_iter (gap
+    2.7e-6 along the path). It now stops at the floor it measures, and the point certifies."""
+    from strategies import keel
+
+    X, y = keel("magic", minmax=True)
+    rng = np.random.default_rng(0)
+    idx = []
+    for c in (-1.0, 1.0):                       # validation/sweep_paths.py's subsample
+        ic = np.flatnonzero(y == c)
+        idx.append(rng.choice(ic, int(round(3000 * ic.size / y.size)), replace=False))
+    idx = np.sort(np.concatenate(idx))
+    X, y = X[idx], y[idx]
+    prob = rm.SVM(X, y, C=2.0 ** 18, kernel=rm.kernels.RBF(gamma=1.0 / X.shape[1]),
+                  fit_intercept=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        sol = fast.solve(prob)
+    assert sol.status == "optimal", sol.info
+    assert prob.certify(sol, reference=False).ok
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_smo_refines_a_tiny_objective_relative_to_itself(seed):
+    """Features ~5e6, C = 2^-7, SVM with intercept (P* ~ 1e-12): the refinement's gap target
+    was 1e-9 (1 + |P|), so the SMO stopped at up to 20x the optimum; relative to the
+    objective (fast._common.gap_target) the SMO alone, before any self-check, ends with a
+    relative duality gap below 1e-3 (the reference refuses this scale: the data span 1e7)."""
+    from fast import svm as fsvm
+
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(32, 3)) * 1.5e6 + 5.5e6
+    y = np.where((X[:, 0] - 5.5e6) + 0.5e6 * rng.normal(size=32) > 0, 1.0, -1.0)
+    prob = rm.SVM(X, y, C=2.0 ** -7, fit_intercept=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sol = fsvm.solve(prob)
+    cert = prob.certify(sol, reference=False)   # P and D re-evaluated from the point
+    assert 0.0 <= cert.values["relative_gap"] <= 1e-3

@@ -226,13 +226,23 @@ def run_fast(task, progress):
     rec["wall"] = time.perf_counter() - t0
     rec["cpu"] = time.process_time() - c0             # the path's CPU time, certificates in
     for v, sol in zip(grid, sols):
-        cert = sol.info["certificate"]
-        name, worst = cert.worst
         s = seen.get(float(v), {})
+        cert = sol.info.get("certificate")      # (none for a point of status "error")
+        if cert is None:
+            rec["points"][repr(float(v))] = {
+                "status": sol.status, "solver": sol.solver, "n_iter": sol.n_iter,
+                "time": float(sol.time), "cert_ok": False, "worst": float("inf"),
+                "worst_name": "error: " + str(sol.info.get("error", ""))[:200],
+                "cert_tol": float("nan"), "failing": [],
+                "conv_warnings": s.get("conv_warnings", []),
+                "other_warnings": s.get("other_warnings", []), "objective": None}
+            continue
+        name, worst = cert.worst
         rec["points"][repr(float(v))] = {
             "status": sol.status, "solver": sol.solver, "n_iter": sol.n_iter,
             "time": float(sol.time), "cert_ok": bool(cert.ok), "worst": float(worst),
             "worst_name": name, "cert_tol": cert.tol, "failing": cert.failing,
+            "cold_retry": bool(sol.info.get("path", {}).get("cold_retry")),
             "conv_warnings": s.get("conv_warnings", []),
             "other_warnings": s.get("other_warnings", []),
             "objective": float(sol.objective) if sol.objective is not None else None}
@@ -390,7 +400,9 @@ def findings(r, time_limit):
         line = (f"{where} {PARAM[r['family']]}={float(v):g}: status={p['status']} "
                 f"worst={p['worst_name']} {p['worst']:.2e} (tol {p['cert_tol']:g}) "
                 f"time={p['time']:.2f}s solver={p['solver']} it={p['n_iter']}")
-        if p["status"] == "optimal" and not p["cert_ok"]:
+        if p["status"] == "error":                  # a SolverError: fast.path warned
+            out.append(("solver error", line))
+        elif p["status"] == "optimal" and not p["cert_ok"]:
             out.append(("SILENT WRONG", line))
         elif p["status"] != "optimal" and not p["conv_warnings"]:
             out.append(("unwarned", line))
@@ -432,7 +444,8 @@ def summary(records, time_limit):
             n_warn += kinds.count("warned") + kinds.count("warned, yet certifies")
             n_sw += kinds.count("SILENT WRONG")
             n_unw += kinds.count("unwarned")
-            n_cr += kinds.count("crash") + kinds.count("valueerror")
+            n_cr += (kinds.count("crash") + kinds.count("valueerror")
+                     + kinds.count("solver error"))
             n_to += kinds.count("timeout")
             n_slow += kinds.count("slow")
         lines.append(f"| {fam} | {ker} | {sc} | {len(rs)} | {n_pts} | {n_ok} | {n_warn} | "
@@ -468,8 +481,8 @@ def summary(records, time_limit):
                     if r["res"].get("note")})
     if notes:
         out += ["Subsampled: " + "; ".join(notes), ""]
-    order = ["SILENT WRONG", "crash", "valueerror", "unwarned", "timeout", "slow", "warned",
-             "warned, yet certifies"]
+    order = ["SILENT WRONG", "crash", "valueerror", "solver error", "unwarned", "timeout",
+             "slow", "warned", "warned, yet certifies"]
     out += ["## findings (one line each: set, family, kernel, scaling, grid value, status, "
             "worst residual, time)", ""]
     for kind in order:
