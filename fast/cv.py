@@ -67,8 +67,10 @@ def _fold_path(cls, kernel, X_tr, y_tr, X_te, y_te, classes, fixed, path_name, v
     per class in one-vs-rest) whose status is neither ``"optimal"`` nor ``"converged"``
     (their own warnings are silenced here; :meth:`_PathSearchCV.fit` reports them once).
     ``error`` is None, or the message of a ``SolverError`` (a solver's honest refusal, e.g.
-    a factorisation that fails at the data's scale) that stopped the path: then every value
-    scores NaN, as ``GridSearchCV``'s ``error_score=np.nan`` scores a failed fit.
+    a factorisation that fails at the data's scale): the value whose solve raised it
+    (``fast.path`` goes on past it with a point of status ``"error"``), or every value if
+    the path could not start, scores NaN, as ``GridSearchCV``'s ``error_score=np.nan``
+    scores a failed fit.
     """
     import warnings
 
@@ -84,6 +86,8 @@ def _fold_path(cls, kernel, X_tr, y_tr, X_te, y_te, classes, fixed, path_name, v
     fit_t = np.zeros(n)
     score_t = np.zeros(n)
     not_optimal = np.zeros(n, dtype=np.int64)
+    failed = np.zeros(n, dtype=bool)          # a grid value whose solve raised SolverError
+    error = None
     Kx = None
     for j, t in enumerate(targets):
         prob = cls(X_tr, t, kernel=kernel, **{path_name: values[0]}, **fixed)
@@ -98,6 +102,10 @@ def _fold_path(cls, kernel, X_tr, y_tr, X_te, y_te, classes, fixed, path_name, v
         for k, sol in enumerate(sols):
             fit_t[k] += sol.time
             not_optimal[k] += sol.status not in ("optimal", "converged")
+            if sol.status == "error":             # fast.path went on past it: score it NaN
+                failed[k] = True
+                error = error or sol.info.get("error")
+                continue
             t0 = time.perf_counter()
             if kernel.is_linear:
                 w = sol.variables.get("w")
@@ -117,11 +125,11 @@ def _fold_path(cls, kernel, X_tr, y_tr, X_te, y_te, classes, fixed, path_name, v
             pred = classes[(scores[k, :, 0] >= 0).astype(int)]     # the estimators' rule
         else:
             pred = classes[np.argmax(scores[k], axis=1)]
-        acc[k] = float(np.mean(pred == y_te))
+        acc[k] = np.nan if failed[k] else float(np.mean(pred == y_te))
     if verbose >= 10:
         print(f"[CV] {fixed} {path_name}={list(values)}: accuracies "
               f"{np.round(acc, 4).tolist()}, fit {fit_t.sum():.3f} s", flush=True)
-    return acc, fit_t, score_t, not_optimal, None
+    return acc, fit_t, score_t, not_optimal, error
 
 
 class _PathSearchCV(StoresInitParams, ClassifierMixin, BaseEstimator):
@@ -214,9 +222,9 @@ class _PathSearchCV(StoresInitParams, ClassifierMixin, BaseEstimator):
         n_cand = len(candidates)
         index = {}
         errors = [out[4] for out in outs if out[4] is not None]
-        if len(errors) == len(outs):
-            raise ValueError(f"All the {len(outs)} fold paths failed (a SolverError in each); "
-                             f"the first: {errors[0]}")
+        if all(np.all(np.isnan(out[0])) for out in outs):
+            raise ValueError(f"Every fit of the {len(outs)} fold paths failed (a SolverError "
+                             f"in each); the first: {errors[0] if errors else 'unknown'}")
         for (f_idx, o_idx), (acc, fit_t, score_t, bad, _) in zip((k for k, _ in tasks), outs):
             for p_idx in range(len(path_vals)):
                 index[(f_idx, o_idx, p_idx)] = (acc[p_idx], fit_t[p_idx], score_t[p_idx],
@@ -241,7 +249,8 @@ class _PathSearchCV(StoresInitParams, ClassifierMixin, BaseEstimator):
             from sklearn.exceptions import FitFailedWarning
 
             warnings.warn(f"{type(self).__name__}: {len(errors)} of the {len(outs)} fold paths "
-                          f"failed (a SolverError); their candidates score NaN in those folds "
+                          f"met a SolverError (at one grid value or more); those candidates "
+                          f"score NaN in those folds "
                           f"and rank last, as GridSearchCV's error_score=np.nan. The first: "
                           f"{errors[0]}", FitFailedWarning, stacklevel=2)
         self.best_index_ = int(np.argmin(self.cv_results_["rank_test_score"]))

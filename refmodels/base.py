@@ -863,13 +863,15 @@ def relative_gap(P, D):
 
 
 def small_objective_note(P, D, unit):
-    return (f"the objective is {P:.3g}, within 10 of its unit {unit:.3g} (1e-7 of the "
-            f"objective at f = 0): the objective-valued residuals are then absolute in that "
-            f"unit, the round-off floor of evaluating P (the relative duality gap "
+    return (f"the objective is {P:.3g}, within 10 of its unit {unit:.3g} (the larger of 1e-7 "
+            f"of the objective at f = 0 and the round-off bound of evaluating P, at most 1): "
+            f"the objective-valued residuals are then in effect absolute in that unit (the "
+            f"relative duality gap "
             f"(P - D) / max(|P|, |D|) is {relative_gap(P, D):.2g}). This happens when the "
             f"optimum is a near-zero-loss classifier with a tiny norm (large features: "
             f"features x c is the same problem with C x c^2 on the original ones and an "
-            f"objective c^2 smaller)")
+            f"objective c^2 smaller), or when P is summed from terms far larger than itself "
+            f"(Gram entries far above 1): scale the features")
 
 
 def _max_abs(X):

@@ -264,7 +264,7 @@ def test_a_path_that_raises_solver_error_scores_nan_and_ranks_last(monkeypatch):
     monkeypatch.setattr(fp, "path", refuses_mu_08)
     X, y = _binary(m=80, d=3, seed=6)
     kw = dict(lams=[1.0, 16.0], mus=[0.5, 0.8], thetas=[0.3], cv=2)
-    with pytest.warns(FitFailedWarning, match="2 of the 4 fold paths failed"):
+    with pytest.warns(FitFailedWarning, match="2 of the 4 fold paths met a SolverError"):
         cv = ODMClassifierCV(**kw).fit(X, y)
     mus = np.asarray(cv.cv_results_["param_mu"])
     assert np.all(np.isnan(cv.cv_results_["mean_test_score"][mus == 0.8]))
@@ -272,5 +272,31 @@ def test_a_path_that_raises_solver_error_scores_nan_and_ranks_last(monkeypatch):
     assert np.all(cv.cv_results_["rank_test_score"][mus == 0.8]
                   > cv.cv_results_["rank_test_score"][mus == 0.5].max())
     assert cv.best_params_["mu"] == 0.5 and hasattr(cv, "best_estimator_")
-    with pytest.raises(ValueError, match="All the 2 fold paths failed"):
+    with pytest.raises(ValueError, match="Every fit of the 2 fold paths failed"):
         ODMClassifierCV(lams=[1.0], mus=[0.8], thetas=[0.3], cv=2).fit(X, y)
+
+
+def test_a_solver_error_at_one_grid_value_scores_that_value_nan(monkeypatch):
+    """fast.path goes on past a SolverError at one value (a point of status 'error'): the
+    search scores that value NaN in every fold, ranks it last, and keeps the others."""
+    from sklearn.exceptions import FitFailedWarning
+
+    import fast as fast_pkg
+    from refmodels import SolverError
+
+    real = fast_pkg.solve
+
+    def refuses_lam_16(prob, *a, **kw):
+        if getattr(prob, "lam", None) == 16.0:
+            raise SolverError("refused for the test")
+        return real(prob, *a, **kw)
+
+    monkeypatch.setattr(fast_pkg, "solve", refuses_lam_16)
+    X, y = _binary(m=80, d=3, seed=6)
+    with pytest.warns(FitFailedWarning, match="met a SolverError"):
+        cv = ODMClassifierCV(lams=[1.0, 16.0, 256.0], mus=[0.5], thetas=[0.3], cv=2).fit(X, y)
+    lams = np.asarray(cv.cv_results_["param_lam"], float)
+    scores = cv.cv_results_["mean_test_score"]
+    assert np.all(np.isnan(scores[lams == 16.0])) and np.all(np.isfinite(scores[lams != 16.0]))
+    assert cv.cv_results_["rank_test_score"][lams == 16.0].min() == 3
+    assert cv.best_params_["lam"] != 16.0
