@@ -603,9 +603,9 @@ def cmd_verify(args):
     cold = bool(fast_cols and _fast_cache_cold())
     parallel = _parallel(cases, jobs)
     if cold:
-        # measured from a clean clone (session 9): 24.5-25.5 s in two processes, 42-44 s CPU
-        how = ("in two processes, side by side: about 25 s on two cores" if parallel
-               else "in this process: about 45 s")
+        # measured from a clean clone (session 10): 20.0-20.4 s in two processes, 34-35 s CPU
+        how = ("in two processes, side by side: about 20 s on two cores" if parallel
+               else "in this process: about 35 s")
         print("refmodels verify: first run on this machine (or the fast solvers changed): "
               f"compiling the fast solvers with numba, once ({how}), while the reference "
               "solves run; later runs load them from the cache.",
