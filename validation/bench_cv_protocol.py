@@ -113,8 +113,8 @@ def main():
             sol = gs.best_estimator_.solutions_[0]
             rows.append([f"2^{int(np.log2(point['lam']))}", point["mu"], point["theta"], t,
                          sol.status, sol.n_iter, theirs, ours])
-        R.table(["lam", "mu", "theta", "GridSearchCV fit+score s (fold 0)", "DCD status",
-                 "epochs", "acc (GridSearchCV)", "acc (ODMClassifierCV)"], rows,
+        R.table(["lam", "mu", "theta", "GridSearchCV fit+score s (fold 0)", "status",
+                 "iterations", "acc (GridSearchCV)", "acc (ODMClassifierCV)"], rows,
                 caption="timed subset of GridSearchCV: one (mu, theta) per lam, fold 0")
         t_gs = t_sub * len(mus) * len(thetas) * 5
         how = (f"extrapolated: 16 x 5 x {t_sub:.1f} s (11 fits timed on fold 0, one "
