@@ -59,20 +59,16 @@ def scale_hint(prob):
 GAP_FLOOR_UNITS = 1e-7
 
 
-def gap_target(gap_tol, P, prob):
-    """A solver's duality-gap target at objective ``P``: ``gap_tol |P|`` plus
-    ``GAP_FLOOR_UNITS`` objective units (``gap_tol (1 + |P|)`` for a problem without one)."""
-    P0 = prob.objective_at_zero() if hasattr(prob, "objective_at_zero") else None
-    if P0 is None:
-        return gap_tol * (1.0 + abs(P))
-    return gap_tol * abs(P) + GAP_FLOOR_UNITS * prob.objective_unit
-
-
 def relative_gap_target(gap_tol, prob):
-    """:func:`gap_target` as a function of ``P`` (None when ``gap_tol`` is None)."""
+    """A solver's duality-gap target as a function of the objective ``P`` (None when
+    ``gap_tol`` is None): ``gap_tol |P|`` plus ``GAP_FLOOR_UNITS`` of the problem's objective
+    unit (computed once here), or ``gap_tol (1 + |P|)`` for a problem without one (DRR)."""
     if gap_tol is None:
         return None
-    return lambda P: gap_target(gap_tol, P, prob)
+    if prob.objective_at_zero() is None:
+        return lambda P: gap_tol * (1.0 + abs(P))
+    floor = GAP_FLOOR_UNITS * prob.objective_unit
+    return lambda P: gap_tol * abs(P) + floor
 
 
 def check_common(method, methods, tol, max_iter, default_tol, default_max_iter):

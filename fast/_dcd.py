@@ -215,8 +215,8 @@ def run(oracle, *, sign, lo, hi, p, dg, alpha0, u0=None, tol, max_iter, seed, sh
     ``P(primal point) + D_min(alpha)`` is computed (``primal(alpha, u, s, w)`` gives ``P``;
     ``D_min = 1/2 u^T s + p^T alpha + 1/2 sum_j d_j alpha_j^2``, constant included); if it
     exceeds ``gap_target(P)`` (default ``gap_tol (1 + |P|)``; the families pass
-    :func:`fast._common.gap_target`, relative to ``|P|`` down to the problem's objective
-    unit) the tolerance is divided by 10 and the descent continues
+    :func:`fast._common.relative_gap_target`, relative to ``|P|`` down to the problem's
+    objective unit) the tolerance is divided by 10 and the descent continues
     (down to ``1e-14``). A ``|PG| <= tol`` point can have a large gap when the box is wide
     (gap <= ~ 2 m C tol for the SVM) or the dual is ill-conditioned (ODM with theta near 1).
 

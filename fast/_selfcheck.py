@@ -81,7 +81,7 @@ def _binary_check(prob, sol):
     if not np.isfinite(P):
         return {"objective": np.inf}, P
     # the certificate's scale at this point (|P| + its objective unit, round-off included)
-    scale = abs(P) + (prob.unit_at((wpt, b), sol) if hasattr(prob, "unit_at") else 1.0)
+    scale = abs(P) + prob.unit_at((wpt, b), sol)
     res["reported objective"] = abs(float(sol.objective) - P) / scale
     D = sol.info.get("dual_objective")
     if D is not None and np.isfinite(D):

@@ -223,8 +223,8 @@ def run(source, pt, s, p, u, alpha0, has_eq, tol, max_iter, shrinking, refine=Fa
 
     With ``refine`` (the default tolerance was asked for), the tolerance is divided by 100
     and the SMO resumed from its point until the duality gap is at most ``gap_target(P)``
-    (default ``gap_tol (1 + |P|)``; the families pass :func:`fast._common.gap_target`,
-    relative to ``|P|`` down to the problem's objective unit: features x1e6 with C = 2^-7,
+    (default ``gap_tol (1 + |P|)``; the families pass
+    :func:`fast._common.relative_gap_target`, relative to ``|P|`` down to the problem's objective unit: features x1e6 with C = 2^-7,
     P* = 4e-12, stopped at 20x the optimum under ``1 + |P|``) (or ``tol_min`` is reached,
     or a refinement stage uses up its budget of ``max(iterations so far, 10 n, 10**4)``): a
     KKT violation bounds the gap only up to the size of the boxes. The status is

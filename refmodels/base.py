@@ -215,6 +215,10 @@ class Problem(abc.ABC):
         (:meth:`objective_at_zero`), or 1 without ``P0``."""
         if self._point_unit is not None:
             return self._point_unit
+        return self._zero_unit()
+
+    def _zero_unit(self):
+        """``min(1, OBJECTIVE_FLOOR |P0|)``, or 1 without ``P0``."""
         P0 = self.objective_at_zero()
         if P0 is None or not np.isfinite(P0) or P0 == 0.0:
             return 1.0
@@ -226,12 +230,12 @@ class Problem(abc.ABC):
         point is never asked for a gap below what evaluating ``P`` resolves (raw
         breast_cancer, quadratic kernel, Gram entries 7e11: ``P = 4.3e-3`` evaluates to
         ~1e-9), and never more leniently than by ``1 + |P|``."""
-        self._point_unit = None
-        u = self.objective_unit
+        u = self._zero_unit()
         if u >= 1.0:
             return 1.0
         R = self.roundoff_at(point, sol)
         return float(min(1.0, max(u, ROUNDOFF_UNITS * R))) if np.isfinite(R) else 1.0
+
     #: names (SPEC) of the dual variables a Solution must carry to be certified as a pair
     dual_names: tuple = ()
 

@@ -479,7 +479,7 @@ def test_smo_stops_at_the_roundoff_floor_of_its_gradient():
 def test_smo_refines_a_tiny_objective_relative_to_itself(seed):
     """Features ~5e6, C = 2^-7, SVM with intercept (P* ~ 1e-12): the refinement's gap target
     was 1e-9 (1 + |P|), so the SMO stopped at up to 20x the optimum; relative to the
-    objective (fast._common.gap_target) the SMO alone, before any self-check, ends with a
+    objective (fast._common.relative_gap_target) the SMO alone, before any self-check, ends with a
     relative duality gap below 1e-3 (the reference refuses this scale: the data span 1e7)."""
     from fast import svm as fsvm
 
