@@ -217,6 +217,15 @@ def roundoff_bound(source, pt, s, alpha):
         np.sum(np.abs(nu)))
 
 
+def gradient_floor(G, G2, live):
+    """The round-off floor of the SMO's gradient measured at one point (:func:`run`):
+    ``ROUNDOFF_MULT * delta``, ``delta = max_t |G_t - G2_t|`` over the variables with a
+    nonempty box, ``G`` the gradient the SMO maintained and ``G2`` the one recomputed from
+    scratch there. A module function so that a test can put the floor where it needs it
+    (tests/test_fast_smo.py: a floor stop that fails its certificate ends ``stalled``)."""
+    return ROUNDOFF_MULT * float(np.max(np.abs(G - G2)[live], initial=0.0))
+
+
 def run(source, pt, s, p, u, alpha0, has_eq, tol, max_iter, shrinking, refine=False,
         gap_tol=1e-9, tol_min=1e-12, polish=None, gap_target=None, roundoff=False):
     """Run the SMO; returns an :data:`SMOResult`.
@@ -293,8 +302,7 @@ def run(source, pt, s, p, u, alpha0, has_eq, tol, max_iter, shrinking, refine=Fa
             # setup, no step) and measure the floor from the two
             viol2, G2 = smo_solve(pt, s, p, u, source.diag, alpha, bool(has_eq), tol, 0,
                                   bool(shrinking), source.src, stats)[2:]
-            delta = float(np.max(np.abs(G - G2)[live], initial=0.0))
-            floor = ROUNDOFF_MULT * delta
+            floor = gradient_floor(G, G2, live)
             if viol2 <= floor and viol2 <= ROUNDOFF_MAX * tol_asked:
                 at_floor, hit, viol, G = True, False, float(viol2), G2
         if (roundoff and retries < ROUNDOFF_RETRIES and not hit and not at_floor

@@ -29,7 +29,11 @@ lenient than relative to ``1 + |P|`` (the convention of Clarabel's and OSQP's
 ``eps_abs + eps_rel |P|``, which with features x1e6 and C = 2^-7, P* = 1e-12, accepted a
 point at 22 times the optimum). Within ten units of ``u`` the certificate adds a note;
 ``cert.values["relative_gap"]`` is ``(P - D) / max(|P|, |D|)`` and
-``cert.values["objective_unit"]`` is ``u``. DRR keeps ``1 + |P|``.
+``cert.values["objective_unit"]`` is ``u``. DRR keeps ``1 + |P|``. Within those ten units,
+a failing objective-valued residual within ``FLOOR_FACTOR`` times the round-off the unit
+records (``u / 1e7``) is at the rounding floor of evaluating ``P``, and
+:meth:`Certificate.explain` says so (and suggests scaling the features) rather than "far
+from optimal".
 
 The certificate holds (``cert.ok``) when every scaled residual is at most
 ``tol`` (default ``1e-6``; the duality and objective gaps are compared in
@@ -45,6 +49,24 @@ import math
 import numpy as np
 
 DEFAULT_TOL = 1e-6
+
+#: the residuals measured in units of the objective (scaled by ``|P| + u``)
+OBJECTIVE_RESIDUALS = ("duality gap", "complementarity", "objective gap", "objective at coef")
+
+#: :meth:`Certificate.explain` names the rounding floor for a failing objective-valued
+#: residual of absolute value at most ``FLOOR_FACTOR`` times the round-off of evaluating
+#: ``P`` that the certificate knows: ``u / ROUNDOFF_UNITS`` at a point where the objective
+#: lies within ``SMALL_OBJECTIVE`` of its unit ``u`` (the note's regime), where ``u`` is
+#: the round-off bound ``R`` itself (``u = 1e7 R``; a lower bound on it when ``u`` is capped
+#: at 1; above it by at most ~45x when ``u = 1e-7 |P0|``, since ``R >= eps |P0| rho`` with
+#: ``rho`` ~ the margins). With the default tol the band is a failing residual up to ~10x
+#: the tolerance. Measured (session 11, ``validation/sweep_scales.py --seed 9300``, fast
+#: points that fail): EpsSVM 9303 (raw, quadratic kernel, ``P = 9.9e-11``, ``u = 1e7 R =
+#: 9.3e-7``) duality gap 46 R (45.6 R_u); SVM 9328 (raw cubic, ``P = 3.3``, ``u = 1``,
+#: ``R = 5``) 85 R_u; MKLm 9332 (raw cubic, stalled, ``P = 1.2``, ``u = 1``, ``R = 1.7e-3``)
+#: 80 R_u; EpsSVM 9331 (``P = 7e-4``, ``u = 1``) 38 R_u. The SMO's own floor measured 10-15
+#: times its round-off bound (fast/_smo_run.py, ROUNDOFF_PRE)
+FLOOR_FACTOR = 100.0
 
 
 class Certificate:
@@ -117,9 +139,13 @@ class Certificate:
         res = {k: abs(s) for k, (_, s) in self.residuals.items()}
         feasible = res.get("dual feasibility", 0.0) <= self.tol and \
             res.get("primal feasibility", 0.0) <= self.tol
+        floor = self.roundoff_floor()
         for name in self.failing:
             v = res[name]
-            if name == "dual feasibility":
+            if floor is not None and name in OBJECTIVE_RESIDUALS and \
+                    abs(self.residuals[name][0]) <= FLOOR_FACTOR * floor:
+                out[name] = self._floor_cause(name, floor)
+            elif name == "dual feasibility":
                 out[name] = ("a dual variable lies outside its box or off the equality: check "
                              "the box's scaling (C here is SPEC's: LIBSVM's C; seed 002 writes "
                              "lambda/m, so a box m times too large or too small is a C scaled "
@@ -152,6 +178,35 @@ class Certificate:
                              "scaling of C or of the data, intercept on/off) or a solver that "
                              "did not converge")
         return out
+
+    def roundoff_floor(self):
+        """The round-off of evaluating the objective at this point as far as the certificate
+        knows it: ``u / ROUNDOFF_UNITS`` (``u`` = ``values["objective_unit"]``, see
+        :meth:`refmodels.base.Problem.unit_at`) when ``|P|`` lies within ``SMALL_OBJECTIVE``
+        units of ``u`` (where the certificate adds its small-objective note), else None: at
+        a larger objective the unit does not record the round-off (see
+        :data:`FLOOR_FACTOR`)."""
+        from .base import ROUNDOFF_UNITS, SMALL_OBJECTIVE
+
+        u, P = self.values.get("objective_unit"), self.values.get("objective")
+        if u is None or P is None or not (np.isfinite(u) and np.isfinite(P)) or u <= 0.0:
+            return None
+        if not abs(P) < SMALL_OBJECTIVE * u:
+            return None
+        return float(u) / ROUNDOFF_UNITS
+
+    def _floor_cause(self, name, floor):
+        """The likely cause of a failing objective-valued residual at the rounding floor."""
+        a = abs(self.residuals[name][0])
+        rel = self.values.get("relative_gap")
+        rel = f"; the relative duality gap is {rel:.1g}" if rel is not None else ""
+        return (f"at the rounding floor of evaluating the objective on this data: the objective "
+                f"{self.values['objective']:.3g} lies within 10 of its unit "
+                f"{self.values['objective_unit']:.3g}, the round-off of evaluating P here is "
+                f"about {floor:.1e}, and this residual ({a:.1e}) is {a / floor:.2g} times it: "
+                f"double precision resolves it no further, and it does not measure how far "
+                f"the point is from the optimum{rel}. Scale the features (e.g. MinMaxScaler "
+                f"or StandardScaler) for an objective evaluated to more digits")
 
     def to_dict(self):
         return {

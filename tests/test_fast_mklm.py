@@ -246,3 +246,51 @@ def test_raw_single_polynomial_kernel_inner_polish():
     assert prob.certify(sol, reference=False).ok
     svmm = fast.solve(rm.SVMm(X, y, C1=1.0, C2=0.25, eps=0.5, kernel=kern))
     assert rel(sol.objective, svmm.objective) <= 1e-7
+
+
+# ---- a stall at the gap's round-off floor: the certificate decides (session 11) ----------
+@pytest.mark.parametrize("seed", [9300, 9311])
+def test_stall_at_the_floor_that_certifies_is_optimal(seed):
+    """validation/sweep_scales.py --family MKLm --seed 9300: raw cubic (9300) and quadratic
+    (9311) base kernels; the reduced gradient stalls with the relative MKL gap at its
+    round-off floor (4.2e-7, 1.9e-9) above tol = 1e-9, and the point certifies (duality gap
+    4.6e-7, 3.2e-9 of the certificate's 1e-6): it was reported ``stalled`` with a warning.
+    As the SMO's floor stop (fast._smo_run.check_floor_stop), the certificate now decides:
+    ``optimal``, no warning. A tolerance given by the caller keeps the former status."""
+    from strategies import make_problem
+
+    prob, _ = make_problem("MKLm", seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        sol = fast.solve(prob)
+    assert sol.info["gap"] > sol.info["tol"]          # the stall: above the tolerance
+    assert sol.info["floor_certificate"] is True
+    assert sol.status == "optimal"
+    assert prob.certify(sol, reference=False).ok
+    # an explicit tol (here the default's value) is the caller's: not met, so 'stalled'
+    with pytest.warns(ConvergenceWarning, match=r"stopped \(stalled\).*tol=1\.000e-09"):
+        asked = fast.solve(prob, tol=fmklm.DEFAULT_TOL)
+    assert asked.status == "stalled" and "floor_certificate" not in asked.info
+
+
+def test_stall_that_fails_its_certificate_stays_stalled(monkeypatch):
+    """The same stall judged by a certificate it fails (its tolerance tightened to 1e-12
+    through the problem's certify): the status stays ``stalled`` and the one warning names
+    the gap, the tolerance asked and the certificate's failing residual."""
+    from strategies import make_problem
+
+    prob, _ = make_problem("MKLm", 9300)
+    certify = type(prob).certify
+    monkeypatch.setattr(prob, "certify",
+                        lambda sol, **kw: certify(prob, sol, **{**kw, "tol": 1e-12}))
+    with pytest.warns(ConvergenceWarning) as record:
+        sol = fast.solve(prob)
+    assert sol.status == "stalled" and sol.info["floor_certificate"] is False
+    msgs = [str(w.message) for w in record if issubclass(w.category, ConvergenceWarning)]
+    assert len(msgs) == 1, msgs
+    cert = certify(prob, sol, reference=False, tol=1e-12)
+    name, value = cert.worst
+    assert not cert.ok
+    assert (f"relative MKL duality gap {sol.info['gap']:.3e} above the tolerance "
+            f"tol=1.000e-09" in msgs[0])
+    assert f"fails the certificate ({name} {value:.3e})" in msgs[0]

@@ -492,3 +492,43 @@ def test_smo_refines_a_tiny_objective_relative_to_itself(seed):
         sol = fsvm.solve(prob)
     cert = prob.certify(sol, reference=False)   # P and D re-evaluated from the point
     assert 0.0 <= cert.values["relative_gap"] <= 1e-3
+
+
+def test_smo_floor_stop_that_fails_its_certificate_ends_stalled(monkeypatch):
+    """A stop at the round-off floor (fast/_smo_run.py run(roundoff=...)) is only a
+    candidate: where the certificate fails there, check_floor_stop reports ``stalled`` with
+    a ConvergenceWarning naming the residual (session 11). The floor is put far above the
+    optimum through the module's hooks: the bound ``roundoff_bound`` (so that the gate
+    opens at once), the measured floor ``gradient_floor`` (1.0) and ``ROUNDOFF_MAX`` (so
+    that a stop 10^8 x the tolerance asked is taken). RBF, m = 300, C = 2^16: the first
+    chunk (20,000 iterations) ends at max_iter far from the tolerance (violation ~1e2), a
+    Newton polish follows, and the next chunk stops at the floor with violation ~1."""
+    from fast import _smo_run
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 2))
+    y = np.where(X[:, 0] + 0.3 * rng.normal(size=300) > 0, 1.0, -1.0)
+    prob = rm.SVM(X, y, C=2.0 ** 16, kernel=rm.kernels.RBF(gamma=0.5), fit_intercept=True)
+    honest = fast.solve(prob)                  # unpatched: converges and certifies
+    assert honest.status == "optimal" and not honest.info["stopped_at_roundoff"]
+    assert prob.certify(honest, reference=False).ok
+    monkeypatch.setattr(_smo_run, "roundoff_bound", lambda source, pt, s, alpha: 1e-2)
+    monkeypatch.setattr(_smo_run, "gradient_floor", lambda G, G2, live: 1.0)
+    monkeypatch.setattr(_smo_run, "ROUNDOFF_MAX", 1e9)
+    with pytest.warns(ConvergenceWarning) as record:
+        sol = fast.solve(prob)
+    assert sol.info["stopped_at_roundoff"] and sol.info["roundoff_floor"] == 1.0
+    assert sol.n_iter > 20_000                 # not in the first chunk
+    viol = sol.info["violation"]
+    assert 1e-8 < viol <= 1.0
+    assert sol.status == "stalled"
+    assert sol.info["floor_certificate"] is False
+    messages = [str(w.message) for w in record if issubclass(w.category, ConvergenceWarning)]
+    assert len(messages) == 1, messages
+    assert "round-off floor 1.000e+00" in messages[0]
+    assert f"residual {viol:.3e} above the tolerance tol=1.000e-08" in messages[0]
+    assert "status 'stalled'" in messages[0]
+    cert = prob.certify(sol, reference=False)  # the certificate indeed fails at that point
+    assert not cert.ok
+    name, value = cert.worst
+    assert abs(value) > 1e-6 and f"{name} {value:.3e}" in messages[0]

@@ -388,3 +388,89 @@ def test_gap_at_the_round_off_of_a_huge_gram_is_not_a_false_alarm():
     cert = p.certify(s, reference=False)
     assert s.status == "optimal" and cert.ok
     assert p.objective_unit < cert.values["objective_unit"] <= 1.0
+
+
+# ---- the likely cause at the rounding floor (session 11, refmodels/certify.py) -------------
+def _intercept_moved_to(p, sol, target):
+    """The certificate of ``sol`` with its intercept moved (bisection on the move) until the
+    duality gap, in units of the objective's unit ``u``, is ``target`` (to 10 %)."""
+    import copy
+
+    def cert_at(delta):
+        s2 = copy.deepcopy(sol)
+        s2.intercept = sol.intercept + delta
+        s2.variables["b"] = s2.intercept
+        return p.certify(s2, reference=False)
+
+    u = p.certify(sol, reference=False).values["objective_unit"]
+    lo, hi = 0.0, 1e-12 * (1.0 + abs(sol.intercept))
+    while cert_at(hi).residuals["duality gap"][0] <= target * u:
+        lo, hi = hi, 2.0 * hi
+        assert hi < 1e6, "no intercept gives that gap"
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        c = cert_at(mid)
+        a = c.residuals["duality gap"][0] / u
+        if abs(a - target) <= 0.1 * target:
+            return c, a
+        lo, hi = (mid, hi) if a < target else (lo, mid)
+    raise AssertionError("no intercept gives that gap")
+
+
+def test_certificate_names_the_rounding_floor_of_a_tiny_objective():
+    """Features ~5e6, C = 2^-7, SVM with intercept: P ~ 1e-11 within ten of its unit
+    u ~ 2.6e-8 (the small-objective note), so the objective evaluates to ~u / 1e7. A point
+    whose duality gap is 5e-6 u (50 times that round-off: failing the certificate's 1e-6)
+    is at the rounding floor, and the likely cause says so and suggests scaling the features
+    where it said "far from optimal" or "stopped early" before; a gap of 0.1 u (10^6 times
+    the round-off) keeps the former text."""
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(32, 3)) * 1.5e6 + 5.5e6
+    y = np.where((X[:, 0] - 5.5e6) + 0.5e6 * rng.normal(size=32) > 0, 1.0, -1.0)
+    p = rm.SVM(X, y, C=2.0 ** -7, fit_intercept=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        s = fast.solve(p)
+    c0 = p.certify(s, reference=False)
+    assert c0.ok
+    u, P = c0.values["objective_unit"], c0.values["objective"]
+    assert abs(P) < 10 * u and any("unit" in n for n in c0.notes)    # the note's regime
+    cert, a = _intercept_moved_to(p, s, 5e-6)
+    assert not cert.ok and "duality gap" in cert.failing
+    assert cert.roundoff_floor() == pytest.approx(u / 1e7)
+    why = cert.explain()["duality gap"]
+    assert "rounding floor of evaluating the objective" in why and "Scale the features" in why
+    assert "far from optimal" not in why and "stopped early" not in why
+    ratio = abs(cert.residuals["duality gap"][0]) / cert.roundoff_floor()
+    assert 45 <= ratio <= 55 and f"{ratio:.2g} times it" in why
+    assert "rounding floor" in str(cert)                          # in the text too
+    far, _ = _intercept_moved_to(p, s, 0.1)
+    assert far.explain()["duality gap"].startswith("far from optimal")
+
+
+def test_certificate_keeps_its_former_cause_away_from_the_floor():
+    """A well-scaled problem (|P| far above its unit: the unit does not record the
+    round-off) with the same relative failing gap keeps the former "stopped early" text; so
+    does a hand-made certificate in the note's regime whose gap is 1000 times the round-off
+    (the rule: FLOOR_FACTOR = 100 times u / 1e7)."""
+    from refmodels.certify import FLOOR_FACTOR, Certificate
+
+    X, y, _, _ = random_binary(6, m=60, d=3)
+    p = rm.SVM(X, y, C=1.0, fit_intercept=True)
+    s = fast.solve(p)
+    c0 = p.certify(s, reference=False)
+    assert c0.ok and abs(c0.values["objective"]) > 10 * c0.values["objective_unit"]
+    P = c0.values["objective"]
+    cert, _ = _intercept_moved_to(p, s, 5e-6 * (abs(P) + c0.values["objective_unit"])
+                                  / c0.values["objective_unit"])
+    assert not cert.ok and cert.roundoff_floor() is None
+    assert cert.explain()["duality gap"].startswith("stopped early")
+    # the rule's edge, on a hand-made certificate (u = 1e-6: round-off 1e-13)
+    for factor, floor in ((0.5 * FLOOR_FACTOR, True), (10 * FLOOR_FACTOR, False)):
+        c = Certificate("SVM")
+        c.add("primal feasibility", 0.0, 1.0)
+        c.add("duality gap", factor * 1e-13, 1e-6 + 1e-9)
+        c.values.update(objective=1e-9, dual_objective=1e-9 - factor * 1e-13,
+                        relative_gap=factor * 1e-4, objective_unit=1e-6)
+        why = c.explain()["duality gap"]
+        assert ("rounding floor" in why) == floor, why
