@@ -20,6 +20,10 @@ from ._validation import binary_labels, check_vector, check_X
 from .certify import DEFAULT_TOL, Certificate
 from .solution import Solution, SolverError
 
+#: the rescaled rung of the reference ladder (:meth:`Problem._certified_solve`) runs when the
+#: Gram scale ``s`` (:meth:`BinaryProblem.gram_scale`) is above this or below its reciprocal
+RESCALE_AT = 1e3
+
 #: problems up to this many samples get the reference optimum computed by ``certify``
 #: (``reference="auto"``); larger ones skip the objective gap unless asked.
 AUTO_REFERENCE_MAX_M = 2000
@@ -339,11 +343,16 @@ class Problem(abc.ABC):
         CVXPY's point (refined on its active set by the family) is certified with
         ``certify(reference=False)``. If it fails, the ladder goes on: Clarabel with tight
         tolerances, the other form (primal / dual), then OSQP; the first point that
-        certifies is returned (``info["attempts"]`` records the ladder). If none does,
+        certifies is returned (``info["attempts"]`` records the ladder). Last rung, for a
+        family with :attr:`rescale_params` whose Gram scale ``s`` (:meth:`gram_scale`) is
+        outside ``[1/RESCALE_AT, RESCALE_AT]``: the same attempts on the equivalent
+        rescaled problem (:meth:`_rescaled`), each point mapped back (:meth:`_map_back`)
+        and certified on this problem (``info["rescaled"] = s``). If none certifies,
         :class:`SolverError` is raised with the best residuals reached.
         """
         if other is None:
             other = "primal" if form == "dual" else "dual"
+        custom_build = build is not None
         if build is None:
             def build(f, s, verbose, opts):
                 return (self._solve_primal if f == "primal" else self._solve_dual)(
@@ -380,6 +389,10 @@ class Problem(abc.ABC):
                 return sol
             if best is None or abs(worst) < abs(best[1]):
                 best = (name, worst)
+        if not custom_build:
+            sol = self._rescaled_rung(ladder, solver, verbose, attempts)
+            if sol is not None:
+                return sol
         log = "; ".join(f"{a[1]} {a[0]}: {a[3]}" for a in attempts)
         hint = ""
         span = _data_span(self)
@@ -387,6 +400,73 @@ class Problem(abc.ABC):
             hint = f" The data span {span:.0e}: scale the features."
         raise SolverError(f"no reference point for {type(self).__name__} certifies at "
                           f"tol={DEFAULT_TOL:g} (tried {log}).{hint}")
+
+    # ---- the rescaled rung ---------------------------------------------------------------
+    #: the hyperparameters that weigh every term of the objective but ``1/2 ||w||^2`` (the
+    #: loss terms, functions of the margins only), set by a family for which
+    #: ``phi -> phi / sqrt(s)`` is an equivalent problem (see :meth:`_rescaled`); None: the
+    #: ladder has no rescaled rung (MKLm: several kernels; McODM, DRR/DRM: other objectives)
+    rescale_params = None
+
+    def gram_scale(self):
+        """The Gram scale ``s`` of the rescaled rung, or None when the family has none."""
+        return None
+
+    def _rescaled(self, s):
+        """The equivalent problem with the features divided by ``sqrt(s)`` (None: none)."""
+        return None
+
+    def _map_back(self, sol, s):
+        """A solution of :meth:`_rescaled` ``(s)`` as a solution of this problem."""
+        raise NotImplementedError
+
+    def _rescaled_rung(self, ladder, solver, verbose, attempts):
+        """The last rung of :meth:`_certified_solve`: the ladder's attempts on the equivalent
+        rescaled problem, each point mapped back and certified on this problem; the first
+        that certifies is returned, else None (``attempts`` records every try)."""
+        s = self.gram_scale()
+        if s is None or not np.isfinite(s) or s <= 0 or 1.0 / RESCALE_AT <= s <= RESCALE_AT:
+            return None
+        tag = f"rescaled by s={s:.3g}"
+        try:
+            twin = self._rescaled(s)
+        except (ValueError, np.linalg.LinAlgError) as exc:
+            attempts.append(("", tag, {}, f"problem not built: {exc}"))
+            return None
+        if twin is None:
+            return None
+        tried = []
+        for f, sv, opts in ladder:
+            if (f, sv, opts) in tried or (sv != solver and sv not in installed_solvers()):
+                continue
+            tried.append((f, sv, opts))
+            try:
+                with warnings.catch_warnings():
+                    warnings.filterwarnings("ignore", message=".*Solution may be inaccurate.*")
+                    sol_r = (twin._solve_primal if f == "primal" else twin._solve_dual)(
+                        sv, verbose, dict(opts))
+            except SolverError as exc:
+                attempts.append((f, sv, opts, f"{tag}: solver error: {exc}"))
+                continue
+            except np.linalg.LinAlgError as exc:
+                attempts.append((f, sv, opts, f"{tag}: linear algebra error: {exc}"))
+                continue
+            if sol_r.status != "optimal":
+                attempts.append((f, sv, opts, f"{tag}: status {sol_r.status}"))
+                continue
+            try:
+                sol = self._map_back(sol_r, s)
+                cert = self.certify(sol, reference=False)
+            except (np.linalg.LinAlgError, ValueError, SolverError) as exc:
+                attempts.append((f, sv, opts, f"{tag}: certificate not computable: {exc}"))
+                continue
+            name, worst = cert.worst
+            attempts.append((f, sv, opts, f"{tag}: {name} {worst:.2e}"))
+            if cert.ok:
+                sol.info["attempts"] = [f"{a[1]} {a[0]}: {a[3]}" for a in attempts]
+                sol.info["rescaled"] = s
+                return sol
+        return None
 
     def reference_solution(self):
         """The reference optimum (dual form, Clarabel), cached for objective gaps."""
@@ -616,6 +696,71 @@ class BinaryProblem(Problem):
         gamma = self.y * (Gc + (b if self.has_intercept else 0.0))
         wnorm2 = max(float(coef @ Gc), 0.0)
         return self.objective_from_margins(gamma, wnorm2), gamma, Gc
+
+    # ---- the rescaled rung (see Problem._certified_solve) --------------------------------
+    def gram_scale(self):
+        """``s = mean_i k(x_i, x_i)``, the mean of the Gram's diagonal (``||x_i||^2`` for the
+        linear kernel): the mean squared norm of the training points in feature space, 1 for
+        the RBF kernel. The mean, not the largest: raw features under a polynomial kernel
+        spread the diagonal over orders of magnitude, and dividing by its largest entry would
+        leave most points' kernel values far below 1. None without :attr:`rescale_params`."""
+        if self.rescale_params is None:
+            return None
+        d = np.asarray(self.kernel.diag(self.X), dtype=float)
+        return float(np.mean(d)) if d.size else None
+
+    def _rescaled(self, s):
+        """The equivalent problem ``phi -> phi / sqrt(s)`` (``G -> G / s``): the same family
+        with every hyperparameter of :attr:`rescale_params` multiplied by ``s``.
+
+        With ``w' = sqrt(s) w`` the margins ``y_i (w'^T phi(x_i) / sqrt(s) + b)`` are
+        unchanged and ``1/2 ||w'||^2 = s 1/2 ||w||^2``; every other term of the objective is
+        a function of the margins weighed by one of :attr:`rescale_params`, so the rescaled
+        objective is ``s P(w, b)``: same minimiser (``w = w' / sqrt(s)``, same ``b``), its
+        multipliers ``s`` times ours. The linear kernel keeps ``X / sqrt(s)``; another kernel
+        becomes ``Precomputed`` on ``G / s`` with our feature map divided by ``sqrt(s)``
+        (so that ``w'`` has our coordinates).
+        """
+        import inspect
+
+        if self.rescale_params is None:
+            return None
+        r = float(np.sqrt(s))
+        if self.kernel.is_linear:
+            X, kernel = self.X * (1.0 / r), self.kernel
+        else:
+            X, kernel = self.gram / s, _k.Precomputed()
+        kwargs = {}
+        for name in list(inspect.signature(type(self).__init__).parameters)[1:]:
+            if name == "X":
+                kwargs[name] = X
+            elif name == "kernel":
+                kwargs[name] = kernel
+            elif name in self.rescale_params:
+                kwargs[name] = getattr(self, name) * s
+            else:
+                kwargs[name] = getattr(self, name)
+        twin = type(self)(**kwargs)
+        if not self.kernel.is_linear:
+            twin._cache["F"] = self.F / r
+        return twin
+
+    def _map_back(self, sol, s):
+        """A solution of ``_rescaled(s)`` here: ``w = w' / sqrt(s)``, ``coef = coef' / s``, the
+        intercept and the slacks unchanged, the multipliers (:attr:`dual_names`) ``/ s``."""
+        w = np.asarray(sol.variables["w"], float) / np.sqrt(s)
+        variables = {}
+        for k, v in sol.variables.items():
+            if v is None or k in ("w", "b"):
+                continue
+            if k in self.dual_names:
+                variables[k] = np.asarray(v, float) / s
+            elif k in self.primal_slack_names:
+                variables[k] = np.asarray(v, float)
+        extra = {k: v for k, v in sol.info.items() if k == "polished"}
+        return self._solution(w=w, b=float(sol.intercept), coef=np.asarray(sol.coef, float) / s,
+                              variables=variables, solver=sol.solver, form=sol.form,
+                              elapsed=sol.time, extra=extra)
 
     def objective_at_zero(self):
         """The objective of ``f = 0`` from the margins (all 0), e.g. ``C m`` for the hinge."""

@@ -60,6 +60,9 @@ class ODM(BinaryProblem):
 
     family = "ODM"
     dual_names = ("zeta", "beta")
+    #: eq. 18's loss terms are weighed by ``lam / (m (1-theta)^2)`` (``mu`` is a ratio between
+    #: them, ``theta`` a margin) (the reference's rescaled rung, :meth:`BinaryProblem._rescaled`)
+    rescale_params = ("lam",)
     primal_slack_names = ("xi", "eps")
 
     def __init__(self, X, y, lam=1.0, mu=1.0, theta=0.0, kernel=None):

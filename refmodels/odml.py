@@ -379,6 +379,9 @@ class ODML(_MarginDistributionProblem):
 
     family = "ODML"
     dual_names = ("alpha",)
+    #: eq. 4's margin terms: variance, mean and hinge (the reference's rescaled rung,
+    #: :meth:`BinaryProblem._rescaled`)
+    rescale_params = ("lam", "mu1", "mu2")
 
     def __init__(self, X, y, lam=1.0, mu1=0.0, mu2=0.0, kernel=None):
         super().__init__(X, y, kernel)
@@ -471,6 +474,9 @@ class LDM(_MarginDistributionProblem):
 
     family = "LDM"
     dual_names = ("beta",)
+    #: eq. 5's margin terms: pairwise variance, mean and hinge (the reference's rescaled
+    #: rung, :meth:`BinaryProblem._rescaled`)
+    rescale_params = ("C", "lam1", "lam2")
 
     def __init__(self, X, y, C=1.0, lam1=0.0, lam2=0.0, kernel=None):
         super().__init__(X, y, kernel)

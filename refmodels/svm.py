@@ -35,6 +35,9 @@ class SVM(BinaryProblem):
 
     family = "SVM"
     dual_names = ("alpha",)
+    #: ``1/2 ||w||^2 + C sum_i max(0, 1 - gamma_i)``: C weighs the one margin term (the
+    #: reference's rescaled rung, :meth:`BinaryProblem._rescaled`)
+    rescale_params = ("C",)
 
     def __init__(self, X, y, C=1.0, kernel=None, fit_intercept=False):
         super().__init__(X, y, kernel)

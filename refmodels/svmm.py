@@ -47,6 +47,9 @@ class SVMm(BinaryProblem):
 
     family = "SVMm"
     dual_names = ("alpha", "beta")
+    #: the two slack sums (``eps`` is a margin, unchanged; EpsSVM inherits) (the reference's
+    #: rescaled rung, :meth:`BinaryProblem._rescaled`)
+    rescale_params = ("C1", "C2")
     primal_slack_names = ("xi", "eta")
 
     def __init__(self, X, y, C1=1.0, C2=1.0, eps=1.0, kernel=None, fit_intercept=True):
