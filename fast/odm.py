@@ -43,6 +43,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
+from numba import njit
 
 from refmodels.solution import Solution
 
@@ -234,6 +235,17 @@ def _warm_w(prob, warm_start):
     return np.array(w0, dtype=np.float64)
 
 
+def _tron_data(prob):
+    """TRON's rows of ``prob`` (:class:`fast._tron.Data`), kept in the problem's cache, which
+    a path's problems share (``fast.path``): the curvature of one point starts the next."""
+    from . import _tron
+
+    data = prob._cache.get("tron_data")
+    if data is None or data.y.shape != prob.y.shape or not np.array_equal(data.y, prob.y):
+        data = prob._cache["tron_data"] = _tron.Data(prob.X, prob.y)
+    return data
+
+
 def _solve_tron(prob, tol, max_iter, warm_start, max_cg=None, **options):
     """TRON on ``f_O`` (eq. 18): ``tol`` on ``||grad f_O|| / (1 + ||w||)`` (default 1e-9)."""
     from . import _tron
@@ -244,7 +256,7 @@ def _solve_tron(prob, tol, max_iter, warm_start, max_cg=None, **options):
     t0 = time.perf_counter()
     m, y, th, mu = prob.m, prob.y, prob.theta, prob.mu
     c = prob.lam / (m * (1.0 - th) ** 2)
-    data = _tron.Data(prob.X, y)
+    data = _tron_data(prob)
     w, gamma, tinfo = _tron.minimize(data, _tron.LOSS_ODM, (c, mu, th), w0=w0, tol=tol,
                                      max_iter=max_iter, max_cg=max_cg)
     objective = primal_objective(prob, gamma, float(w @ w))
@@ -299,6 +311,107 @@ def _solve_tron(prob, tol, max_iter, warm_start, max_cg=None, **options):
         _common.convergence_warning("ODM TRON (||grad f_O|| / (1 + ||w||))", info["residual"],
                                     tol, tinfo["n_iter"], unit="Newton iterations")
     return sol
+
+
+# ---------------------------------------------------------------------------------------
+# a whole linear path checked in place (the cross-validated estimators' inner loop)
+# ---------------------------------------------------------------------------------------
+@njit(cache=True)
+def _linear_check(Xd, y, w, c, mu, th, u):
+    """At ``w`` (dense rows): ``f_O(w)`` (eq. 18), ``D_max`` (eq. 15) at the one dual point
+    that ``w`` determines (eq. 14: ``zeta = 2 c xi``, ``beta = 2 c mu eps``), the objective
+    at ``w = 0`` and ``||w - X^T Y (zeta - beta)||`` (the stationarity residual; ``u`` ends
+    as ``X^T Y (zeta - beta)``). The certificate's quantities, at ``O(m d)``."""
+    m, d = Xd.shape
+    P = 0.0
+    for t in range(d):
+        P += 0.5 * w[t] * w[t]
+        u[t] = 0.0
+    s_z = 0.0
+    s_b = 0.0
+    zz = 0.0
+    bb = 0.0
+    for i in range(m):
+        g = 0.0
+        for t in range(d):
+            g += Xd[i, t] * w[t]
+        g *= y[i]
+        xi = max(0.0, 1.0 - th - g)
+        eps = max(0.0, g - 1.0 - th)
+        P += c * (xi * xi + mu * eps * eps)
+        z = 2.0 * c * xi
+        b = 2.0 * c * mu * eps
+        s_z += z
+        s_b += b
+        zz += z * z
+        bb += b * b
+        cf = y[i] * (z - b)
+        if cf != 0.0:
+            for t in range(d):
+                u[t] += cf * Xd[i, t]
+    a = 0.5 / c
+    uu = 0.0
+    diff = 0.0
+    for t in range(d):
+        uu += u[t] * u[t]
+        diff += (w[t] - u[t]) * (w[t] - u[t])
+    D = (1.0 - th) * s_z - (1.0 + th) * s_b - 0.5 * uu - 0.5 * a * zz - 0.5 * a / mu * bb
+    P0 = c * m * (1.0 - th) * (1.0 - th)
+    return P, D, P0, np.sqrt(diff)
+
+
+def linear_tron_path(prob, lams):
+    """Linear ODM along ``lams`` by TRON, warm-started from strong to weak regularization
+    (increasing ``lam``), each point checked where it is computed, without a
+    :class:`Solution` per point: the inner loop of :class:`fast.cv.ODMClassifierCV`.
+
+    ``prob`` gives the data and ``mu``, ``theta`` (dense rows; its own ``lam`` is ignored).
+    A point passes when, with ``P``, ``D`` and ``P0`` of :func:`_linear_check`,
+
+    * ``|P - D| <= t (|P| + min(1, 1e-7 P0))`` (the certificate's duality gap on its scale
+      with the smallest unit it can have: no round-off allowance, so stricter), and
+    * ``||w - X^T Y (zeta - beta)|| <= t (1 + ||w||)`` (its stationarity, on a smaller scale
+      than its ``1 + ||w|| + ||X^T Y (zeta - beta)||``),
+
+    with ``t = CHECK_MARGIN * 1e-6`` (the self-check's margin); the dual point is eq. 14's,
+    so the slack stationarity and the complementarity hold by construction, as does primal
+    feasibility with the smallest slacks. TRON's own stop is not asked for: the residuals
+    decide, as in the certificate (at ``lam = 2^20``, ``theta = 0.8`` on magic TRON stops at
+    twice its gradient's rounding estimate, 1.6e-8, where the stationarity residual is
+    5e-9, twenty times inside the margin). ``tests/test_cv.py`` checks that a point that
+    passes is certified by ``prob.certify``.
+
+    Returns ``(W, passed, seconds)``: ``W[k]`` the point at ``lams[k]`` (caller's order).
+    A caller must not use a point that did not pass (the CV solves its path again through
+    :func:`fast.path`, whose self-check gives each point its honest status)."""
+    from . import _tron
+    from ._selfcheck import CERT_TOL, CHECK_MARGIN
+
+    lams = np.asarray(lams, dtype=np.float64).ravel()
+    m, d = prob.X.shape
+    y, mu, th = prob.y, float(prob.mu), float(prob.theta)
+    data = _tron_data(prob)
+    if data.mode != 0:
+        raise ValueError("linear_tron_path takes dense rows")
+    W = np.zeros((lams.size, d))
+    passed = np.zeros(lams.size, dtype=bool)
+    seconds = np.zeros(lams.size)
+    t_ok = CHECK_MARGIN * CERT_TOL
+    u = np.empty(d)
+    w = None
+    for k in np.argsort(lams, kind="stable"):
+        t0 = time.perf_counter()
+        c = float(lams[k]) / (m * (1.0 - th) ** 2)
+        w, _, _ = _tron.minimize(data, _tron.LOSS_ODM, (c, mu, th), w0=w)
+        P, D, P0, stat = _linear_check(data.Xd, data.y, w, c, mu, th, u)
+        passed[k] = (np.isfinite(P) and np.isfinite(D)
+                     and abs(P - D) <= t_ok * (abs(P) + min(1.0, 1e-7 * P0))
+                     and stat <= t_ok * (1.0 + float(np.linalg.norm(w))))
+        W[k] = w
+        seconds[k] = time.perf_counter() - t0
+        if not np.all(np.isfinite(w)):
+            w = None
+    return W, passed, seconds
 
 
 def _tron_then_dcd(prob, random_state, warm_start, **options):

@@ -46,7 +46,7 @@ import numpy as np
 #: the regularization parameter of each family (larger = weaker regularization)
 PATH_PARAMS = {"ODM": "lam", "ODML": "lam", "LDM": "C", "SVM": "C", "SVMm": "C1"}
 #: cached, parameter-free data a problem of the path may share with ``prob``
-_SHARED = ("gram", "F")
+_SHARED = ("gram", "F", "tron_data")
 #: families whose dual box grows linearly with the path's parameter (``[0, C]``; ODML's
 #: ``[0, lam/m]``) and whose warm start is the previous dual point scaled by
 #: ``v_new / v_old`` (see :func:`_scaled_start`; LDM / ODML on KEEL spambase, m = 3,000,

@@ -227,7 +227,9 @@ def test_fold_fits_that_did_not_converge_are_reported_once():
     from sklearn.exceptions import ConvergenceWarning
 
     X, y = _binary(m=80, d=3, seed=5)
-    kw = dict(lams=[1.0, 1024.0], mus=[0.5], thetas=[0.3], cv=2, refit=False)
+    # (not lam = 1: from w = 0 every margin stays below the band there, the loss is one
+    # quadratic, and TRON's first Newton step, exact with the formed Hessian, is optimal)
+    kw = dict(lams=[16.0, 1024.0], mus=[0.5], thetas=[0.3], cv=2, refit=False)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         ok = ODMClassifierCV(**kw).fit(X, y)           # converges: no warning
@@ -240,6 +242,14 @@ def test_fold_fits_that_did_not_converge_are_reported_once():
         [str(w.message) for w in rec]
     n_bad = bad.cv_results_["n_fits_not_optimal"]
     assert n_bad.shape == (2,) and np.all(n_bad >= 1) and np.all(n_bad <= 2)
+
+
+def _through_fast_path(monkeypatch):
+    """Linear ODM's fold paths run by fast.odm.linear_tron_path (no fast.solve per point):
+    the tests of the error machinery route them through fast.path, as every other family."""
+    import fast.cv
+
+    monkeypatch.setattr(fast.cv, "_lean", lambda *a, **k: False)
 
 
 def test_a_path_that_raises_solver_error_scores_nan_and_ranks_last(monkeypatch):
@@ -262,6 +272,7 @@ def test_a_path_that_raises_solver_error_scores_nan_and_ranks_last(monkeypatch):
         return real(prob, **kw)
 
     monkeypatch.setattr(fp, "path", refuses_mu_08)
+    _through_fast_path(monkeypatch)
     X, y = _binary(m=80, d=3, seed=6)
     kw = dict(lams=[1.0, 16.0], mus=[0.5, 0.8], thetas=[0.3], cv=2)
     with pytest.warns(FitFailedWarning, match="2 of the 4 fold paths met a SolverError"):
@@ -292,6 +303,7 @@ def test_a_solver_error_at_one_grid_value_scores_that_value_nan(monkeypatch):
         return real(prob, *a, **kw)
 
     monkeypatch.setattr(fast_pkg, "solve", refuses_lam_16)
+    _through_fast_path(monkeypatch)
     X, y = _binary(m=80, d=3, seed=6)
     with pytest.warns(FitFailedWarning, match="met a SolverError"):
         cv = ODMClassifierCV(lams=[1.0, 16.0, 256.0], mus=[0.5], thetas=[0.3], cv=2).fit(X, y)
@@ -300,3 +312,93 @@ def test_a_solver_error_at_one_grid_value_scores_that_value_nan(monkeypatch):
     assert np.all(np.isnan(scores[lams == 16.0])) and np.all(np.isfinite(scores[lams != 16.0]))
     assert cv.cv_results_["rank_test_score"][lams == 16.0].min() == 3
     assert cv.best_params_["lam"] != 16.0
+
+
+# ---------------------------------------------------------------------------------------
+# linear ODM's fold paths checked in place (fast.odm.linear_tron_path)
+# ---------------------------------------------------------------------------------------
+def test_lean_path_points_that_pass_are_certified():
+    """A point of linear_tron_path that passes its in-place check is certified by the
+    problem's own certificate, on scaled and on raw (x 1e3, x 1e-3) features, across the
+    seeds' lam grid; the check is not vacuous: a point moved off the optimum fails it."""
+    import refmodels as rm
+    from fast.odm import linear_tron_path
+
+    lams = [2.0 ** k for k in range(0, 21, 2)]
+    n_pass = 0
+    for seed, scale in ((0, 1.0), (1, 1e3), (2, 1e-3), (3, 30.0)):
+        X, y = _binary(m=120, d=4, seed=seed)
+        X = X * scale
+        for mu, th in ((0.2, 0.2), (0.8, 0.8)):
+            prob = rm.ODM(X, y, lam=1.0, mu=mu, theta=th)
+            W, passed, secs = linear_tron_path(prob, lams)
+            assert W.shape == (len(lams), 4) and secs.shape == (len(lams),)
+            for k, lam in enumerate(lams):
+                if not passed[k]:
+                    continue
+                n_pass += 1
+                p = rm.ODM(X, y, lam=lam, mu=mu, theta=th)
+                assert p.certify(_point(p, W[k]), reference=False).ok, (seed, mu, th, lam)
+    assert n_pass >= 0.75 * 4 * 2 * len(lams)
+    # moved off the optimum by 1e-4: the check refuses it
+    X, y = _binary(m=120, d=4, seed=0)
+    prob = rm.ODM(X, y, lam=64.0, mu=0.5, theta=0.3)
+    W, passed, _ = linear_tron_path(prob, [64.0])
+    assert passed[0]
+    from fast.odm import _linear_check
+    u = np.empty(4)
+    c = 64.0 / (120 * 0.7 ** 2)
+    P, D, P0, stat = _linear_check(np.ascontiguousarray(X, float), prob.y, W[0] * (1 + 1e-4),
+                                   c, 0.5, 0.3, u)
+    assert abs(P - D) > 1e-7 * (abs(P) + 1e-7 * P0) or stat > 1e-7 * (1 + np.linalg.norm(W[0]))
+
+
+def _point(prob, w):
+    import refmodels as rm
+
+    g = prob.y * (prob.X @ w)
+    a = prob.m * (1.0 - prob.theta) ** 2 / (2.0 * prob.lam)
+    return rm.Solution(objective=prob.primal_value(w), coef=None, intercept=0.0,
+                       variables={"w": w, "zeta": np.maximum(0, 1 - prob.theta - g) / a,
+                                  "beta": prob.mu * np.maximum(0, g - 1 - prob.theta) / a},
+                       status="optimal", solver="test", form="fast")
+
+
+@pytest.mark.parametrize("scale", [1.0, 1e3])
+def test_lean_paths_give_the_table_of_fast_path(monkeypatch, scale):
+    """ODMClassifierCV with its in-place checked paths and routed through fast.path (a
+    Solution and a self-check per point) give the same cv_results_ (scores, fits not
+    optimal), binary and one-vs-rest; a point that fails its check sends the path through
+    fast.path, with the same table."""
+    import fast.cv
+    import fast.odm
+
+    X, y = _binary(m=150, d=5, seed=7)
+    X = X * scale
+    y3 = np.digitize(X @ np.arange(1.0, 6.0), np.quantile(X @ np.arange(1.0, 6.0), [1 / 3, 2 / 3]))
+    # (random_state: fast.path's DCD points, on raw features, visit coordinates at random)
+    kw = dict(lams=[1.0, 16.0, 1024.0, 2.0 ** 20], mus=[0.3, 0.8], thetas=[0.2, 0.7], cv=3,
+              refit=False, random_state=0)
+    for target in (y, y3):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            lean = ODMClassifierCV(**kw).fit(X, target).cv_results_
+            with monkeypatch.context() as mp:
+                mp.setattr(fast.cv, "_lean", lambda *a, **k: False)
+                full = ODMClassifierCV(**kw).fit(X, target).cv_results_
+            with monkeypatch.context() as mp:
+                calls = []
+                real = fast.odm.linear_tron_path
+
+                def one_fails(prob, lams):
+                    W, passed, secs = real(prob, lams)
+                    calls.append(1)
+                    passed[len(calls) % len(lams)] = False
+                    return W, passed, secs
+                mp.setattr(fast.odm, "linear_tron_path", one_fails)
+                fallback = ODMClassifierCV(**kw).fit(X, target).cv_results_
+                assert calls
+        for res in (lean, fallback):
+            np.testing.assert_allclose(res["mean_test_score"], full["mean_test_score"],
+                                       atol=1e-12)
+            np.testing.assert_array_equal(res["n_fits_not_optimal"], full["n_fits_not_optimal"])

@@ -153,3 +153,86 @@ def test_default_finishes_a_stalled_tron_by_the_dcd():
     assert sol.solver == "fast:dcd" and sol.info["fallback"] == "dcd"
     assert sol.info["tron"]["method"] == "tron"
     assert sol.status == "optimal" and prob.certify(sol, reference=False).ok
+
+
+# ---------------------------------------------------------------------------------------
+# TRON with the formed Hessian (small dense d) and its curvature carried along a path
+# ---------------------------------------------------------------------------------------
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+def _tron_draw(seed):
+    """Dense rows at a random scale (features x 10^U(-3, 3)), d from 1 to 40 (across the
+    formed-Hessian threshold), lam from 2^0 to 2^20, mu and theta anywhere."""
+    rng = np.random.default_rng(seed)
+    m = int(rng.integers(2, 300))
+    d = int(rng.choice([1, 2, 3, 10, 31, 32, 33, 40]))
+    X = rng.normal(size=(m, d)) * 10.0 ** rng.uniform(-3, 3)
+    y = np.where(X @ rng.normal(size=d) + rng.normal(size=m) > 0, 1.0, -1.0)
+    if np.all(y == y[0]):
+        y[0] = -y[0]
+    lam = 2.0 ** rng.uniform(0, 20)
+    return X, y, lam, float(rng.uniform(0.05, 1.0)), float(rng.uniform(0.0, 0.95))
+
+
+@given(seed=st.integers(0, 2**31 - 1))
+@settings(max_examples=15 if __import__("os").environ.get("CI") else 60, deadline=None)
+def test_tron_formed_hessian_reaches_the_same_optimum(seed):
+    """The formed Hessian changes the steps, never the answer: TRON with it and with row
+    products (``dense_max=0``) stop at the same objective, and a formed-Hessian point that
+    converged has the certificate's stationarity and gap (``prob.certify``)."""
+    from fast import _tron
+
+    X, y, lam, mu, th = _tron_draw(seed)
+    m = X.shape[0]
+    c = lam / (m * (1.0 - th) ** 2)
+    out = {}
+    for dm in (0, None):
+        w, gamma, info = _tron.minimize(_tron.Data(X, y), _tron.LOSS_ODM, (c, mu, th),
+                                        dense_max=dm)
+        out[dm] = (w, info)
+    (w0, i0), (w1, i1) = out[0], out[None]
+    assert i1["stop"] in ("tol", "max_iter", "stalled")
+    if i0["converged"] and i1["converged"]:
+        assert abs(i0["f"] - i1["f"]) <= 1e-9 * (1.0 + abs(i0["f"])), (i0, i1)
+    if i1["converged"]:
+        prob = rm.ODM(X, y, lam=lam, mu=mu, theta=th)
+        a = m * (1.0 - th) ** 2 / (2.0 * lam)
+        g = y * (X @ w1)
+        sol = rm.Solution(objective=prob.primal_value(w1), coef=None, intercept=0.0,
+                          variables={"w": w1, "zeta": np.maximum(0, 1 - th - g) / a,
+                                     "beta": mu * np.maximum(0, g - 1 - th) / a},
+                          status="optimal", solver="test", form="fast")
+        if X.shape[1] <= _tron.DENSE_HESSIAN_MAX_D and np.ptp(X) < 1e2:
+            # (badly scaled draws are the certificate's business: test_scales.py)
+            assert prob.certify(sol, reference=False).ok
+
+
+def test_tron_curvature_carried_along_a_path_is_the_fresh_one(monkeypatch):
+    """One Data along lam (the curvature updated by the rows that changed) gives the points
+    that a fresh Data per lam gives; so does a rebuild at every second call; and d = 1 with
+    m > 1 (the state is sized by m, not by d x d: a session-11 bug wrote past it)."""
+    from fast import _tron
+
+    rng = np.random.default_rng(3)
+    for m, d in ((400, 10), (50, 1)):
+        X = rng.uniform(size=(m, d))
+        y = np.where(X @ rng.normal(size=d) > np.median(X @ rng.normal(size=d)), 1.0, -1.0)
+        if np.all(y == y[0]):
+            y[0] = -y[0]
+        lams = [2.0 ** k for k in range(0, 21, 4)]
+        for every in (50, 2):
+            monkeypatch.setattr(_tron.Data, "_REBUILD_EVERY", every)
+            data, w, rows = _tron.Data(X, y), None, []
+            for mu in (0.3, 0.8):                   # mu changes: the state is formed again
+                for lam in lams:
+                    c = lam / (m * 0.7 ** 2)
+                    w, _, info = _tron.minimize(data, _tron.LOSS_ODM, (c, mu, 0.3), w0=w)
+                    fresh, _, finfo = _tron.minimize(_tron.Data(X, y), _tron.LOSS_ODM,
+                                                     (c, mu, 0.3))
+                    assert info["converged"] and finfo["converged"]
+                    np.testing.assert_allclose(w, fresh, rtol=1e-7, atol=1e-9)
+                    rows.append(info["hessian_rows"])
+            if every == 50 and d > 1:
+                assert min(rows[1:len(lams)]) < m        # warm calls update, not rebuild
