@@ -101,6 +101,9 @@ class Data:
         self.mode, X, self.Xd, self.indptr, self.indices, self.data = row_arrays(X)
         self.nnz = int(X.nnz) if self.mode else int(self.Xd.size)
         self.m, self.d = X.shape
+        # the rows' 2-norms: the stop test's bound on the gradient's rounding (_eval)
+        self.rn = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel() if self.mode
+                          else np.einsum("ij,ij->i", self.Xd, self.Xd))
         self._curv_key = None
         self._calls = 0
         self.G = None
@@ -123,17 +126,20 @@ class Data:
 
 
 def minimize(data, kind, params, w0=None, tol=DEFAULT_TOL, max_iter=DEFAULT_MAX_ITER,
-             max_cg=None, dense_max=None):
+             max_cg=None, dense_max=None, confirm=True):
     """Run TRON from ``w0`` (zeros by default).
 
     ``dense_max``: dense rows with at most this many features get the formed Hessian
-    (default :data:`DENSE_HESSIAN_MAX_D`; 0 turns it off).
+    (default :data:`DENSE_HESSIAN_MAX_D`; 0 turns it off). ``confirm=False``: a stop is not
+    confirmed on margins recomputed from ``w`` (they were updated by ``X s``): for a caller
+    that checks the returned point from scratch itself (:func:`fast.odm.linear_tron_path`).
 
     Returns ``(w, gamma, info)``: the point, its margins ``y * (X w)`` and a dict with
     ``n_iter`` (Newton iterations), ``cg_iter`` (total CG iterations, i.e. Hessian-vector
     products), ``f``, ``grad_norm``, ``converged``, ``stop`` (``"tol"``, ``"max_iter"``,
     ``"stalled"``: the trust region collapsed or the reduction fell below rounding) and
-    ``hessian_rows`` (rows added to or removed from the formed Hessian).
+    ``hessian_rows`` (rows added to or removed from the formed Hessian) and ``grad_floor``
+    (the gradient's rounding floor at the last stop test that needed it, else NaN).
     """
     d = data.d
     w = np.zeros(d) if w0 is None else np.array(w0, dtype=np.float64).ravel().copy()
@@ -154,7 +160,7 @@ def minimize(data, kind, params, w0=None, tol=DEFAULT_TOL, max_iter=DEFAULT_MAX_
         raise ValueError(f"the loss weight params[0] must be > 0; got {params[0]!r}")
     _tron(data.mode, data.Xd, data.indptr, data.indices, data.data, data.y, w, gamma,
           int(kind), params, float(tol), int(max_iter), int(max_cg), stats, dense_max,
-          G, pat, bool(have))
+          G, pat, bool(have), data.rn, bool(confirm))
     stop = {0: "tol", 1: "max_iter", 2: "stalled"}[int(stats[4])]
     info = {"n_iter": int(stats[0]), "cg_iter": int(stats[1]), "f": float(stats[2]),
             "grad_norm": float(stats[3]), "stop": stop, "converged": bool(stats[5] > 0),
@@ -193,38 +199,118 @@ def _xv(mode, Xd, indptr, indices, data, v, out):
 
 
 @njit(cache=True)
-def _eval(mode, Xd, indptr, indices, data, y, w, z, kind, params, coef, dd, act, grad, gabs):
+def _eval(mode, Xd, indptr, indices, data, y, w, z, kind, params, coef, dd, act, grad, rn):
     """At ``w`` with ``z = X w``: value ``f``, gradient into ``grad``, ``dd = ell''``, the
-    active rows ``act[:n_act]`` (``dd != 0``), and ``gabs``, the sum of the absolute values
-    of the terms of each gradient component (its rounding error is ~ eps * gabs).
-    ``coef`` is scratch. Returns ``(f, n_act)``."""
-    m = y.shape[0]
+    active rows ``act[:n_act]`` (``dd != 0``), ``coef = y ell'`` (the gradient is
+    ``w + X^T coef``). Returns ``(f, n_act, gabs_ub)`` with ``gabs_ub = ||w|| + sum_i
+    |coef_i| rn_i`` (``rn``: the rows' 2-norms), an upper bound on the norm of ``gabs``,
+    the sums of the absolute values of the gradient's terms (:func:`_gabs_norm`)."""
+    f = 0.0
+    for t in range(w.shape[0]):
+        f += 0.5 * w[t] * w[t]
+    fl, n_act, ub = _rows(y, z, kind, params, coef, dd, act, rn)
+    _grad(mode, Xd, indptr, indices, data, w, coef, grad)
+    return f + fl, n_act, np.sqrt(_dot(w, w)) + ub
+
+
+@njit(cache=True)
+def _rows(y, z, kind, params, coef, dd, act, rn):
+    """The per-row part of :func:`_eval` at the margins ``y z``: ``(sum of the losses,
+    n_act, sum_i |coef_i| rn_i)``, and ``coef``, ``dd``, ``act``."""
     f = 0.0
     n_act = 0
-    for t in range(w.shape[0]):
-        grad[t] = w[t]
-        gabs[t] = abs(w[t])
-        f += 0.5 * w[t] * w[t]
-    for i in range(m):
+    ub = 0.0
+    for i in range(y.shape[0]):
         val, d1, d2 = _loss(kind, y[i] * z[i], params)
         f += val
-        coef[i] = d1 * y[i]
+        c = d1 * y[i]
+        coef[i] = c
         dd[i] = d2
         if d2 != 0.0:
             act[n_act] = i
             n_act += 1
-        c = coef[i]
-        if c != 0.0:
-            ac = abs(c)
-            if mode == 0:
+        ub += abs(c) * rn[i]
+    return f, n_act, ub
+
+
+@njit(cache=True)
+def _grad(mode, Xd, indptr, indices, data, w, coef, grad):
+    """``grad = w + X^T coef`` (one pass over the rows with ``coef != 0``)."""
+    for t in range(w.shape[0]):
+        grad[t] = w[t]
+    if mode == 0:
+        for i in range(coef.shape[0]):
+            c = coef[i]
+            if c != 0.0:
                 for t in range(Xd.shape[1]):
                     grad[t] += c * Xd[i, t]
+    else:
+        for i in range(coef.shape[0]):
+            c = coef[i]
+            if c != 0.0:
+                for k in range(indptr[i], indptr[i + 1]):
+                    grad[indices[k]] += c * data[k]
+
+
+@njit(cache=True)
+def _trial(y, z, xs, kind, params, w, s, coef, dd, act, rn):
+    """The trial point ``w + s`` in one pass over the rows: ``f(w) - f(w + s)`` summed as
+    differences (:func:`_loss_drop`), and :func:`_rows` at the new margins ``y (z + xs)``
+    (into ``coef``, ``dd``, ``act``: scratch until the step is accepted). Returns
+    ``(actred, f(w + s), n_act, sum_i |coef_i| rn_i)``."""
+    red = 0.0
+    fw = 0.0
+    for t in range(w.shape[0]):
+        red -= s[t] * (w[t] + 0.5 * s[t])
+        wn = w[t] + s[t]
+        fw += 0.5 * wn * wn
+    n_act = 0
+    ub = 0.0
+    for i in range(y.shape[0]):
+        g = y[i] * z[i]
+        dg = y[i] * xs[i]
+        red += _loss_drop(kind, g, dg, params)
+        val, d1, d2 = _loss(kind, y[i] * (z[i] + xs[i]), params)
+        fw += val
+        c = d1 * y[i]
+        coef[i] = c
+        dd[i] = d2
+        if d2 != 0.0:
+            act[n_act] = i
+            n_act += 1
+        ub += abs(c) * rn[i]
+    return red, fw, n_act, ub
+
+
+@njit(cache=True)
+def _gabs_norm(mode, Xd, indptr, indices, data, w, coef, gabs):
+    """``||gabs||`` with ``gabs = |w| + sum_i |coef_i| |x_i|`` (componentwise): the gradient
+    ``w + X^T coef`` cannot be resolved below ~ eps ``gabs``."""
+    for t in range(w.shape[0]):
+        gabs[t] = abs(w[t])
+    for i in range(coef.shape[0]):
+        ac = abs(coef[i])
+        if ac != 0.0:
+            if mode == 0:
+                for t in range(Xd.shape[1]):
                     gabs[t] += ac * abs(Xd[i, t])
             else:
                 for k in range(indptr[i], indptr[i + 1]):
-                    grad[indices[k]] += c * data[k]
                     gabs[indices[k]] += ac * abs(data[k])
-    return f, n_act
+    return np.sqrt(_dot(gabs, gabs))
+
+
+@njit(cache=True)
+def _stops(mode, Xd, indptr, indices, data, w, coef, gabs, gnorm, wnorm, tol, gabs_ub):
+    """The stop test ``||g|| <= max(tol (1 + ||w||), _FLOOR ||gabs||)``; ``gabs`` is formed
+    only when the bound ``gabs_ub`` says the floor could decide. Returns ``(stop, floor)``
+    (``floor`` NaN when it was not needed)."""
+    if gnorm <= tol * (1.0 + wnorm):
+        return True, np.nan
+    if gnorm > _FLOOR * gabs_ub:
+        return False, np.nan
+    floor = _FLOOR * _gabs_norm(mode, Xd, indptr, indices, data, w, coef, gabs)
+    return gnorm <= floor, floor
 
 
 @njit(cache=True)
@@ -253,17 +339,6 @@ def _loss_drop(kind, g, dg, params):
                     + mu * _sq_hinge_drop(hi_old, hi_new, -dg))
     C = params[0]
     return C * _sq_hinge_drop(max(0.0, 1.0 - g), max(0.0, 1.0 - gn), dg)
-
-
-@njit(cache=True)
-def _actual_reduction(y, z, xs, kind, params, w, s):
-    """``f(w) - f(w + s)`` from ``z = X w`` and ``xs = X s``, summed as differences."""
-    red = 0.0
-    for t in range(w.shape[0]):
-        red -= s[t] * (w[t] + 0.5 * s[t])
-    for i in range(y.shape[0]):
-        red += _loss_drop(kind, y[i] * z[i], y[i] * xs[i], params)
-    return red
 
 
 @njit(cache=True)
@@ -315,15 +390,16 @@ def _curv_sync(Xd, dd, scale, act, n_act, G, pat, have, changed):
     d = G.shape[0]
     m = dd.shape[0]
     n_changed = 0
+    inv = 1.0 / scale                # pat = dd * inv, the same product everywhere
     if have:
         for i in range(m):
-            if dd[i] / scale != pat[i]:
+            if dd[i] * inv != pat[i]:
                 changed[n_changed] = i
                 n_changed += 1
     if have and n_changed < n_act:
         for a in range(n_changed):
             i = changed[a]
-            p_new = dd[i] / scale
+            p_new = dd[i] * inv
             di = p_new - pat[i]
             pat[i] = p_new
             for s_ in range(d):
@@ -334,7 +410,7 @@ def _curv_sync(Xd, dd, scale, act, n_act, G, pat, have, changed):
     acc = np.zeros(d * d)            # flat accumulator: the inner loop runs contiguously
     for a in range(n_act):
         i = act[a]
-        pi = dd[i] / scale
+        pi = dd[i] * inv
         for s_ in range(d):
             v = pi * Xd[i, s_]
             base = s_ * d
@@ -344,7 +420,7 @@ def _curv_sync(Xd, dd, scale, act, n_act, G, pat, have, changed):
         for t in range(d):
             G[s_, t] = acc[s_ * d + t]
     for i in range(m):
-        pat[i] = dd[i] / scale
+        pat[i] = dd[i] * inv
     return n_act
 
 
@@ -459,7 +535,7 @@ def _trcg(mode, Xd, indptr, indices, data, dd, act, n_act, M, delta, g, cg_tol, 
 
 @njit(cache=True)
 def _tron(mode, Xd, indptr, indices, data, y, w, gamma, kind, params, tol, max_iter, max_cg,
-          stats, dense_max, G, pat, have_state):
+          stats, dense_max, G, pat, have_state, rn, confirm):
     m = y.shape[0]
     d = w.shape[0]
     z = np.empty(m)
@@ -467,6 +543,9 @@ def _tron(mode, Xd, indptr, indices, data, y, w, gamma, kind, params, tol, max_i
     coef = np.empty(m)
     dd = np.empty(m)
     act = np.empty(m, dtype=np.int64)
+    coef_t = np.empty(m)             # the trial point's rows (swapped in when accepted)
+    dd_t = np.empty(m)
+    act_t = np.empty(m, dtype=np.int64)
     g = np.empty(d)
     s = np.empty(d)
     r = np.empty(d)
@@ -486,8 +565,8 @@ def _tron(mode, Xd, indptr, indices, data, y, w, gamma, kind, params, tol, max_i
     touched = 0
 
     _xv(mode, Xd, indptr, indices, data, w, z)
-    f, n_act = _eval(mode, Xd, indptr, indices, data, y, w, z, kind, params, coef, dd, act, g,
-                     gabs)
+    f, n_act, gub = _eval(mode, Xd, indptr, indices, data, y, w, z, kind, params, coef, dd,
+                          act, g, rn)
     gnorm = np.sqrt(_dot(g, g))
     wnorm = np.sqrt(_dot(w, w))
     if dense:
@@ -500,8 +579,8 @@ def _tron(mode, Xd, indptr, indices, data, y, w, gamma, kind, params, tol, max_i
     it = 0
     cg_total = 0
     stop = 1
-    floor = _FLOOR * np.sqrt(_dot(gabs, gabs))
-    converged = gnorm <= max(tol * (1.0 + wnorm), floor)
+    converged, floor = _stops(mode, Xd, indptr, indices, data, w, coef, gabs, gnorm, wnorm,
+                              tol, gub)
     if converged:
         stop = 0
     while not converged and it < max_iter:
@@ -517,7 +596,8 @@ def _tron(mode, Xd, indptr, indices, data, y, w, gamma, kind, params, tol, max_i
         _xv(mode, Xd, indptr, indices, data, s, xs)
         gs = _dot(g, s)
         prered = -0.5 * (gs - _dot(s, r))
-        actred = _actual_reduction(y, z, xs, kind, params, w, s)
+        actred, f_t, n_act_t, gub_t = _trial(y, z, xs, kind, params, w, s, coef_t, dd_t,
+                                             act_t, rn)
         fnew = f - actred
         snorm = np.sqrt(_mdot(s, M, s))
         if it == 1:
@@ -541,14 +621,19 @@ def _tron(mode, Xd, indptr, indices, data, y, w, gamma, kind, params, tol, max_i
             # the stop is accepted, so that no drift reaches the answer
             for i in range(m):
                 z[i] += xs[i]
-            f, n_act = _eval(mode, Xd, indptr, indices, data, y, w, z, kind, params, coef,
-                             dd, act, g, gabs)
+            # the trial's rows are the new point's (same margins, y (z + xs))
+            coef, coef_t = coef_t, coef
+            dd, dd_t = dd_t, dd
+            act, act_t = act_t, act
+            f, n_act, gub = f_t, n_act_t, gub_t
+            _grad(mode, Xd, indptr, indices, data, w, coef, g)
             gnorm = np.sqrt(_dot(g, g))
             wnorm = np.sqrt(_dot(w, w))
-            if gnorm <= max(tol * (1.0 + wnorm), _FLOOR * np.sqrt(_dot(gabs, gabs))):
+            if confirm and _stops(mode, Xd, indptr, indices, data, w, coef, gabs, gnorm,
+                                  wnorm, tol, gub)[0]:
                 _xv(mode, Xd, indptr, indices, data, w, z)      # fresh margins
-                f, n_act = _eval(mode, Xd, indptr, indices, data, y, w, z, kind, params,
-                                 coef, dd, act, g, gabs)
+                f, n_act, gub = _eval(mode, Xd, indptr, indices, data, y, w, z, kind,
+                                      params, coef, dd, act, g, rn)
                 gnorm = np.sqrt(_dot(g, g))
             if dense:
                 touched += _curv_sync(Xd, dd, scale, act, n_act, G, pat, True, changed)
@@ -556,9 +641,9 @@ def _tron(mode, Xd, indptr, indices, data, y, w, gamma, kind, params, tol, max_i
                 _precond_dense(Hm, M)
             else:
                 _precond(mode, Xd, indptr, indices, data, dd, act, n_act, M)
-            floor = _FLOOR * np.sqrt(_dot(gabs, gabs))
-            if gnorm <= max(tol * (1.0 + wnorm), floor):
-                converged = True
+            converged, floor = _stops(mode, Xd, indptr, indices, data, w, coef, gabs, gnorm,
+                                      wnorm, tol, gub)
+            if converged:
                 stop = 0
                 break
         if f < -1.0e32:

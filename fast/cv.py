@@ -139,13 +139,12 @@ def _fold_path(cls, kernel, X_tr, y_tr, X_te, y_te, classes, fixed, path_name, v
             scores[k, :, j] = f + float(sol.intercept or 0.0)
             score_t[k] += time.perf_counter() - t0
         # labels of the problem: the larger sorted label is +1
-    acc = np.zeros(n)
-    for k in range(n):
-        if classes.size == 2:
-            pred = classes[(scores[k, :, 0] >= 0).astype(int)]     # the estimators' rule
-        else:
-            pred = classes[np.argmax(scores[k], axis=1)]
-        acc[k] = np.nan if failed[k] else float(np.mean(pred == y_te))
+    if classes.size == 2:
+        pred = classes[(scores[:, :, 0] >= 0).astype(int)]         # the estimators' rule
+    else:
+        pred = classes[np.argmax(scores, axis=2)]
+    acc = np.mean(pred == y_te[None, :], axis=1)
+    acc[failed] = np.nan
     if verbose >= 10:
         print(f"[CV] {fixed} {path_name}={list(values)}: accuracies "
               f"{np.round(acc, 4).tolist()}, fit {fit_t.sum():.3f} s", flush=True)

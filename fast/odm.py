@@ -49,6 +49,7 @@ from refmodels.solution import Solution
 
 from . import _common, _dcd, _sgd
 from . import _kernels as _K
+from ._tron import _tron as _tron_kernel
 
 METHODS = ("dcd", "svrg", "tron", "newton", "auto")
 SVRG_DEFAULT_TOL = 1e-6
@@ -331,6 +332,7 @@ def _linear_check(Xd, y, w, c, mu, th, u):
     s_b = 0.0
     zz = 0.0
     bb = 0.0
+    cf = np.empty(m)
     for i in range(m):
         g = 0.0
         for t in range(d):
@@ -345,10 +347,11 @@ def _linear_check(Xd, y, w, c, mu, th, u):
         s_b += b
         zz += z * z
         bb += b * b
-        cf = y[i] * (z - b)
-        if cf != 0.0:
+        cf[i] = y[i] * (z - b)
+    for i in range(m):
+        if cf[i] != 0.0:
             for t in range(d):
-                u[t] += cf * Xd[i, t]
+                u[t] += cf[i] * Xd[i, t]
     a = 0.5 / c
     uu = 0.0
     diff = 0.0
@@ -397,21 +400,38 @@ def linear_tron_path(prob, lams):
     passed = np.zeros(lams.size, dtype=bool)
     seconds = np.zeros(lams.size)
     t_ok = CHECK_MARGIN * CERT_TOL
-    u = np.empty(d)
-    w = None
+    dense_max = _tron.DENSE_HESSIAN_MAX_D
+    u, w, stats, gamma = np.empty(d), np.zeros(d), np.zeros(8), np.empty(m)
+    max_cg = max(2 * d, 10)
     for k in np.argsort(lams, kind="stable"):
         t0 = time.perf_counter()
         c = float(lams[k]) / (m * (1.0 - th) ** 2)
-        w, _, _ = _tron.minimize(data, _tron.LOSS_ODM, (c, mu, th), w0=w)
-        P, D, P0, stat = _linear_check(data.Xd, data.y, w, c, mu, th, u)
-        passed[k] = (np.isfinite(P) and np.isfinite(D)
-                     and abs(P - D) <= t_ok * (abs(P) + min(1.0, 1e-7 * P0))
-                     and stat <= t_ok * (1.0 + float(np.linalg.norm(w))))
+        params = np.array([c, mu, th])
+        G, pat, have = data.curvature_state(_tron.LOSS_ODM, params, dense_max)
+        passed[k] = _lean_point(data.Xd, data.indptr, data.indices, data.data, data.y, w,
+                                gamma, params, _tron.DEFAULT_TOL, _tron.DEFAULT_MAX_ITER,
+                                max_cg, stats, dense_max, G, pat, have, data.rn, u, t_ok)
         W[k] = w
         seconds[k] = time.perf_counter() - t0
         if not np.all(np.isfinite(w)):
-            w = None
+            w[:] = 0.0
     return W, passed, seconds
+
+
+@njit(cache=True)
+def _lean_point(Xd, indptr, indices, data, y, w, gamma, params, tol, max_iter, max_cg, stats,
+                dense_max, G, pat, have, rn, u, t_ok):
+    """One point of :func:`linear_tron_path` in one compiled call: TRON from ``w`` (in place;
+    ``confirm=False``, since :func:`_linear_check` recomputes the margins from ``w``
+    itself), then the check. Returns whether the point passes."""
+    _tron_kernel(0, Xd, indptr, indices, data, y, w, gamma, 0, params, tol, max_iter, max_cg, stats,
+          dense_max, G, pat, have, rn, False)
+    c, mu, th = params[0], params[1], params[2]
+    P, D, P0, stat = _linear_check(Xd, y, w, c, mu, th, u)
+    if not (np.isfinite(P) and np.isfinite(D)):
+        return False
+    return (abs(P - D) <= t_ok * (abs(P) + min(1.0, 1e-7 * P0))
+            and stat <= t_ok * (1.0 + np.sqrt(np.sum(w * w))))
 
 
 def _tron_then_dcd(prob, random_state, warm_start, **options):
