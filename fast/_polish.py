@@ -375,17 +375,114 @@ IPM_STEP_COST = 0.25
 IPM_MAX_STEPS = 60
 
 
+def _longest(v, dv):
+    """The longest step ``alpha <= 1`` with ``v + alpha dv >= 0`` (``v > 0``)."""
+    neg = dv < 0.0
+    return min(1.0, float(np.min(-v[neg] / dv[neg]))) if neg.any() else 1.0
+
+
+def mehrotra_box(grad, factor, stop, n, a=None, beq=0.0, moved=None):
+    """Mehrotra's predictor-corrector method (Mehrotra, SIAM J. Optim. 2(4), 1992; Nocedal
+    and Wright, *Numerical Optimization*, 2nd ed., Alg. 16.4) on the box QP
+
+    .. math::
+
+        \\min_\\xi\\ \\tfrac12 \\xi^\\top Q_s \\xi + c_s^\\top \\xi
+        \\quad\\text{s.t.}\\quad 0 \\le \\xi \\le 1,\\quad [\\,a^\\top \\xi = b_{eq}\\,],
+
+    the one iteration of the package's two interior points (:func:`interior_point_qp`, a
+    dense Cholesky factorisation; :func:`fast._svmm_linear.ipm`, Woodbury in the space of
+    the features). ``z``, ``w`` are the multipliers of ``xi >= 0`` and ``t = 1 - xi >= 0``
+    (``t`` carried apart from ``1 - xi``: near the upper bound ``1 - xi`` has no digits
+    left), ``y`` the equality's. The caller brings its linear algebra and its stopping rule:
+
+    * ``grad(xi)``: ``Q_s xi + c_s``;
+    * ``factor(h)``: the solver of the Newton system ``(Q_s + diag(h)) v = r`` (a function
+      of ``r``), or None when the factorisation fails (the method ends at its last point);
+    * ``stop(steps, xi, t, z, w, y, gq, rd, rp, mu)``: True to end before the next step,
+      given the gradient ``gq``, the dual residual ``rd = gq - z + w + y a``, the primal
+      one ``rp = a^T xi - b_eq`` and ``mu`` (the mean complementarity);
+    * ``moved(ap, dx)`` (optional): told each step, ``xi`` having moved by ``ap dx``.
+
+    The start: the centre of the box, ``z = max(1, -gq) + 1``, ``w = max(1, gq) + 1``. Each
+    step: the affine-scaling (predictor) direction, the step lengths to the boundary, the
+    centring ``sigma = (mu_aff / mu)^3``, the corrector with the second-order terms
+    ``dxi dz`` and ``-dxi dw``, then 0.99 of the longest steps (one common step with the
+    equality: its residual shrinks by it). The equality enters by the Schur complement
+    ``a^T M^{-1} a`` of its column. Returns ``(xi, t, z, w, y, steps)`` (``steps``: the
+    factorisations).
+    """
+    xi = np.full(n, 0.5)
+    t = 1.0 - xi
+    gq = grad(xi)
+    z = np.maximum(1.0, -gq) + 1.0
+    w = np.maximum(1.0, gq) + 1.0
+    y = 0.0
+    steps = 0
+    while True:
+        if steps:
+            gq = grad(xi)
+        rd = gq - z + w + (y * a if a is not None else 0.0)
+        rp = float(a @ xi) - beq if a is not None else 0.0
+        mu = float(xi @ z + t @ w) / (2 * n)
+        if stop(steps, xi, t, z, w, y, gq, rd, rp, mu):
+            break
+        solve = factor(z / xi + w / t)
+        if solve is None:
+            break
+        steps += 1
+        Ma = solve(a) if a is not None else None
+        aMa = float(a @ Ma) if a is not None else 1.0
+
+        def direction(target, cz, cw):
+            rz = target - xi * z - cz              # xi dz + z dxi = rz
+            rw = target - t * w - cw               # t dw - w dxi = rw   (dt = -dxi)
+            dx = solve(-rd + rz / xi - rw / t)
+            dy = 0.0
+            if a is not None:
+                dy = (float(a @ dx) + rp) / aMa
+                dx = dx - dy * Ma
+            return dx, (rz - z * dx) / xi, (rw + w * dx) / t, dy
+
+        dx, dz, dw, dy = direction(0.0, 0.0, 0.0)           # predictor (affine scaling)
+        ap = min(_longest(xi, dx), _longest(t, -dx))
+        ad = min(_longest(z, dz), _longest(w, dw))
+        mu_aff = float((xi + ap * dx) @ (z + ad * dz) + (t - ap * dx) @ (w + ad * dw)) / (2 * n)
+        sigma = (mu_aff / mu) ** 3 if mu > 0.0 else 0.0
+        dx, dz, dw, dy = direction(sigma * mu, dx * dz, -dx * dw)   # corrector
+        ap = 0.99 * min(_longest(xi, dx), _longest(t, -dx))
+        ad = 0.99 * min(_longest(z, dz), _longest(w, dw))
+        if a is not None:
+            ap = ad = min(ap, ad)
+        xi = xi + ap * dx
+        t = t - ap * dx
+        z = z + ad * dz
+        w = w + ad * dw
+        y += ad * dy
+        if moved is not None:
+            moved(ap, dx)
+    return xi, t, z, w, y, steps
+
+
+def crossover_masks(xi, t, z, w, ratio=1.0):
+    """The crossover of an interior point: the variables whose distance to a bound is
+    below ``ratio`` times its multiplier go there; returns the masks ``(at_lower,
+    at_upper)`` (the lower bound first)."""
+    low = xi < ratio * z
+    return low, (t < ratio * w) & ~low
+
+
 def interior_point_qp(Q, g0, x0, lo, hi, seq=None, budget=np.inf, max_steps=IPM_MAX_STEPS,
                       null_rel=0.0):
     """The QP of the module doc by a primal-dual interior-point method; returns
     ``(x, change, steps)`` (``change`` as :func:`active_set_qp`'s, ``x`` in the box and on
     ``seq^T x = seq^T x0``).
 
-    Mehrotra's predictor-corrector method (Mehrotra, SIAM J. Optim. 2(4), 1992; Nocedal and
-    Wright, *Numerical Optimization*, 2nd ed., Alg. 16.4, for the box ``0 <= xi <= 1`` of the
-    scaled variables ``x = lo + (hi - lo) xi``): each step one Cholesky factorisation of
-    ``Q_s + diag(z / xi + w / (1 - xi))`` (``z``, ``w`` the multipliers of the two bounds;
-    the equality through the Schur complement ``a^T M^{-1} a`` of its column ``a``). Its
+    Mehrotra's predictor-corrector method (:func:`mehrotra_box`, for the box
+    ``0 <= xi <= 1`` of the scaled variables ``x = lo + (hi - lo) xi``): each step one
+    Cholesky factorisation of ``Q_s + diag(z / xi + w / (1 - xi))`` (``z``, ``w`` the
+    multipliers of the two bounds; the equality through the Schur complement
+    ``a^T M^{-1} a`` of its column ``a``). Its
     cost does not depend on how far the optimum lies, where the active set releases one
     bound per eigendecomposition and the SMO crawls along the near-null directions of a
     numerically singular ``Q`` (issue 13: LDM RBF on spambase at C = 2^20, the optimum
@@ -397,7 +494,9 @@ def interior_point_qp(Q, g0, x0, lo, hi, seq=None, budget=np.inf, max_steps=IPM_
     left of ``budget`` (counted flops: ``IPM_STEP_COST k^3`` per step; ``null_rel`` is
     handed to it). At most
     ``max_steps`` steps; a factorisation that fails (round-off on a singular ``Q`` once the
-    barrier terms vanish) ends the method at its last point.
+    barrier terms vanish) ends the method at its last point. It stops once the gap
+    ``2 k mu`` is at the round-off of the objective's change and the residuals are small
+    (the face is then known: the active set of the crossover finishes exactly).
     """
     k = g0.size
     if k == 0:
@@ -411,77 +510,38 @@ def interior_point_qp(Q, g0, x0, lo, hi, seq=None, budget=np.inf, max_steps=IPM_
     beq = float(seq @ (x0 - lo)) if seq is not None else 0.0
     xi0 = (x0 - lo) / D
     f0 = float(xi0 @ (0.5 * (Qs @ xi0) + cs))
-    xi = np.full(k, 0.5)
-    t = 1.0 - xi
-    gq = Qs @ xi + cs
-    z = np.maximum(1.0, -gq) + 1.0
-    w = np.maximum(1.0, gq) + 1.0
-    y = 0.0
     spent = 0.0
-    steps = 0
-    while steps < max_steps:
+    cmax = float(np.max(np.abs(cs)))
+    amax = float(np.max(np.abs(a))) if a is not None else 0.0
+
+    def grad(xi):
+        return Qs @ xi + cs
+
+    def stop(steps, xi, t, z, w, y, gq, rd, rp, mu):
+        nonlocal spent
+        if steps >= max_steps:
+            return True
         spent += IPM_STEP_COST * float(k) ** 3 + 6.0 * k * k
         if spent > budget:
-            break
-        gq = Qs @ xi + cs
-        rd = gq - z + w + (y * a if a is not None else 0.0)
-        rp = float(a @ xi) - beq if a is not None else 0.0
-        mu = float(xi @ z + t @ w) / (2 * k)
-        # stop: the gap 2 k mu at round-off of the objective's change, the residuals small
-        # (the face is then known: the active set of the crossover finishes exactly)
+            return True
         fchange = abs(float(xi @ (0.5 * (gq + cs))) - f0)
-        if (2 * k * mu <= 1e-14 * (1.0 + fchange)
+        return (2 * k * mu <= 1e-14 * (1.0 + fchange)
                 and float(np.max(np.abs(rd))) <= 1e-9 * (1.0 + float(np.max(np.abs(gq - cs)))
-                                                        + float(np.max(np.abs(cs))))
-                and abs(rp) <= 1e-9 * (1.0 + abs(beq) + (float(np.max(np.abs(a)))
-                                                          if a is not None else 0.0))):
-            break
-        M = Qs + np.diag(z / xi + w / t)
+                                                        + cmax)
+                and abs(rp) <= 1e-9 * (1.0 + abs(beq) + amax))
+
+    def factor(h):
         try:
-            L = sla.cho_factor(M, lower=True, overwrite_a=True, check_finite=False)
+            L = sla.cho_factor(Qs + np.diag(h), lower=True, overwrite_a=True,
+                               check_finite=False)
         except np.linalg.LinAlgError:
-            break
-        steps += 1
+            return None
+        return lambda r: sla.cho_solve(L, r, check_finite=False)
 
-        def solve(r):
-            return sla.cho_solve(L, r, check_finite=False)
-
-        Ma = solve(a) if a is not None else None
-
-        def direction(target, cz, cw):
-            rz = target - xi * z - cz              # xi dz + z dxi = rz
-            rw = target - t * w - cw               # t dw - w dxi = rw   (dt = -dxi)
-            dx = solve(-rd + rz / xi - rw / t)
-            dy = 0.0
-            if a is not None:
-                dy = (float(a @ dx) + rp) / float(a @ Ma)
-                dx = dx - dy * Ma
-            return dx, (rz - z * dx) / xi, (rw + w * dx) / t, dy
-
-        def longest(v, dv):
-            neg = dv < 0.0
-            return min(1.0, float(np.min(-v[neg] / dv[neg]))) if neg.any() else 1.0
-
-        dx, dz, dw, dy = direction(0.0, 0.0, 0.0)           # predictor (affine scaling)
-        ap = min(longest(xi, dx), longest(t, -dx))
-        ad = min(longest(z, dz), longest(w, dw))
-        mu_aff = float((xi + ap * dx) @ (z + ad * dz) + (t - ap * dx) @ (w + ad * dw)) / (2 * k)
-        sigma = (mu_aff / mu) ** 3 if mu > 0.0 else 0.0
-        dx, dz, dw, dy = direction(sigma * mu, dx * dz, -dx * dw)   # corrector
-        ap = 0.99 * min(longest(xi, dx), longest(t, -dx))
-        ad = 0.99 * min(longest(z, dz), longest(w, dw))
-        if a is not None:
-            ap = ad = min(ap, ad)        # one step: the equality's residual shrinks by it
-        # (t kept apart from 1 - xi: near the upper bound 1 - xi has no digits left)
-        xi = xi + ap * dx
-        t = t - ap * dx
-        z = z + ad * dz
-        w = w + ad * dw
-        y += ad * dy
-    # crossover: a variable whose multiplier exceeds its distance to a bound goes there
+    xi, t, z, w, _, steps = mehrotra_box(grad, factor, stop, k, a, beq)
     x = np.minimum(lo + D * xi, hi - D * t)
-    x[xi < z] = lo[xi < z]
-    up = (t < w) & ~(xi < z)
+    low, up = crossover_masks(xi, t, z, w)
+    x[low] = lo[low]
     x[up] = hi[up]
     if seq is not None:
         _restore_equality(x, x0, lo, hi, seq)
