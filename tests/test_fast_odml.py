@@ -260,3 +260,16 @@ def test_woodbury_data_is_the_reference_and_kept_along_a_path(monkeypatch):
                 ref = fast.solve(p, method=method, warm_start=sol)
                 assert sol.status == ref.status == "optimal"
                 assert rel(sol.objective, ref.objective) <= 1e-9
+
+
+def test_smo_tiny_objective_resumes_until_the_family_gap():
+    """Found by hypothesis (session 11): ODML on two RBF points, lam = 10, mu2 = 1, P* ~
+    1e-15 (objective unit 1e-6). The SMO's box-QP gap met its target at violation 5.7e-14,
+    but the family's P - D was 5e-13 = 5e-7 units: the point was reported inaccurate one
+    step from the optimum. The SMO now resumes (tolerance / 100) until P - D meets it."""
+    X = np.array([[1.02670236], [-3.88123329]])
+    prob = rm.ODML(X, np.array([1, -1]), lam=10.0, mu1=0.0, mu2=1.0,
+                   kernel=rm.kernels.RBF(gamma=1.4706930272829994))
+    sol = fast.solve(prob, method="smo")
+    assert sol.status == "optimal" and sol.info["extra_refines"] >= 1
+    assert prob.certify(sol, reference=False).ok

@@ -4,6 +4,7 @@ eps -> infinity (the SVM with intercept); cache evictions, shrinking, statuses, 
 bad input specific to the SMO. Agreement with the reference and the certificate, CSR = dense,
 the cache path, the warm start and the common bad input: tests/test_contract.py."""
 import os
+import warnings
 
 import numpy as np
 import pytest
@@ -236,3 +237,76 @@ def test_dcd_without_intercept_on_sparse_high_dimensional_data(C1):
     with pytest.raises(ValueError, match="fit_intercept=False"):
         fast.solve(rm.SVMm(X, y, C1=C1, fit_intercept=True), method="dcd")
     assert fast_svmm.choose_method(rm.SVMm(X, y, C1=C1, fit_intercept=True)) == "smo"
+
+
+def test_linear_ipm_split_solver_solves_the_newton_system():
+    """The robust retry's Newton solver (fast._svmm_linear._split_solver: the variables of
+    small ``h`` apart, by their Schur complement) solves ``(Z Z^T + diag(h)) x = r`` as a
+    dense solve does, with ``h`` spanning 1e-8 .. 1e8 and features spanning 1e-2 .. 1e3."""
+    rng = np.random.default_rng(5)
+    m, d = 40, 4
+    X = rng.standard_normal((m, d)) * np.array([1e-2, 1.0, 1e2, 1e3])
+    R = _svmm_linear._Rows(X)
+    pt = np.concatenate([np.arange(m), np.arange(m)])
+    q = np.concatenate([np.full(m, 3.0), np.full(m, -0.5)]) * rng.choice([-1.0, 1.0], m)[pt]
+    Z = q[:, None] * X[pt]
+
+    def zt(v):
+        return R.tdot(np.bincount(pt, weights=q * v, minlength=m))
+
+    def zm(t):
+        return q * R.dot(t)[pt]
+
+    h = 10.0 ** rng.uniform(-8, 8, 2 * m)
+    qdiag = q * q * R.row_sqnorms()[pt]
+    F = np.flatnonzero(h < qdiag)[:12]
+    msolve = _svmm_linear._split_solver(R, pt, q, h, F, zt, zm)
+    M = Z @ Z.T + np.diag(h)
+    for _ in range(3):
+        r = rng.standard_normal(2 * m) * 10.0 ** rng.uniform(-3, 3, 2 * m)
+        x = msolve(r)
+        assert np.max(np.abs(M @ x - r)) <= 1e-9 * np.max(np.abs(M) @ np.abs(x) + np.abs(r))
+
+
+def test_linear_ipm_raw_features_large_C1_robust_retry():
+    """Session 10 left raw features at ``C1 >= 2^10`` to the SMO (breast_cancer unscaled,
+    features 1e-3 .. 4e3, Gram entries to 2e7): there ``w = X^T Y (alpha - beta)`` sums
+    terms ~C1 |x_i| that cancel, the dual gradient has an error ~1e-5 of the multipliers
+    and the Woodbury solves lose their digits, so the interior point stops short (relative
+    gap 3e-4 here) and the SMO, from its point, ends at ``max_iter``. The robust retry of
+    :func:`fast._svmm_linear.ipm` (``w`` carried along the steps, the small-``h`` variables
+    solved apart, the free variables matched to the carried ``w``) reaches the round-off of
+    evaluating the gap at ``X^T coef`` (~5e-7 at C1 = 2^12), and fast.solve's point
+    certifies."""
+    from sklearn.datasets import load_breast_cancer
+
+    X, lab = load_breast_cancer(return_X_y=True)
+    y = np.where(lab == 1, 1.0, -1.0)
+    prob = rm.SVMm(X, y, C1=2.0 ** 12, C2=0.1, eps=0.5)
+    _, _, _, info = _svmm_linear.ipm(X, y, prob.C1, prob.C2, prob.eps, True, retry_above=1e-8)
+    assert info["robust"] and info["first_gap"] > 1e-5 and info["gap"] < 1e-6
+    sol = fast.solve(prob)
+    assert sol.status == "optimal"
+    assert prob.certify(sol, reference=False).ok
+
+
+def test_smo_two_raw_points_c1_1e6_is_not_silently_wrong():
+    """Found by hypothesis (session 11): two raw points ~1e2, C1 = 1e6, C2 = eps = 0, no
+    intercept, method="smo". The SMO's gap by kernel products was 0.0 and it said optimal;
+    through the feature map (w = X^T coef first, as the certificate) the objective is 2.4e-6
+    above the optimum and the certificate fails (forming w sums terms |x| |coef| ~ 3e3 whose
+    round-off C1 amplifies). The self-check now compares the two evaluations and lets the
+    certificate decide when they part: not 'optimal' without the certificate."""
+    from contract import trusted
+
+    X = np.array([[93.26598187113846, 81.77577886742273],
+                  [120.60045652215162, 105.25120602655099]])
+    prob = rm.SVMm(X, np.array([1.0, -1.0]), C1=1e6, C2=0.0, eps=0.0, fit_intercept=False)
+    trusted(prob, lambda: fast.solve(prob, method="smo"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sol = fast.solve(prob, method="smo")
+    assert (sol.status == "optimal") == prob.certify(sol, reference=False).ok
+    # the full certificate decided (the two evaluations parted)
+    assert any(k.startswith("certificate (") for k in sol.info["self_check"]["residuals"])
+    assert sol.status != "optimal"
