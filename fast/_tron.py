@@ -258,7 +258,9 @@ def _trial(y, z, xs, kind, params, w, s, coef, dd, act, rn):
     """The trial point ``w + s`` in one pass over the rows: ``f(w) - f(w + s)`` summed as
     differences (:func:`_loss_drop`), and :func:`_rows` at the new margins ``y (z + xs)``
     (into ``coef``, ``dd``, ``act``: scratch until the step is accepted). Returns
-    ``(actred, f(w + s), n_act, sum_i |coef_i| rn_i)``."""
+    ``(actred, f(w + s), n_act, sum_i |coef_i| rn_i)``. (Its loop repeats :func:`_rows`'
+    body on purpose: with that body in a helper, inlined or not, numba's loop ran 2.3x
+    slower, the CV's 11-point path 5.8 -> 13.3 ms.)"""
     red = 0.0
     fw = 0.0
     for t in range(w.shape[0]):

@@ -20,6 +20,19 @@ from ._validation import binary_labels, check_vector, check_X
 from .certify import DEFAULT_TOL, Certificate
 from .solution import Solution, SolverError
 
+def _attempt(build, form, solver, verbose, opts):
+    """One rung of the reference ladder: ``(solution, None)``, or ``(None, why)`` when the
+    solver raised (``SolverError`` or a failed factorisation)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=".*Solution may be inaccurate.*")
+            return build(form, solver, verbose, dict(opts)), None
+    except SolverError as exc:
+        return None, f"solver error: {exc}"
+    except np.linalg.LinAlgError as exc:
+        return None, f"linear algebra error: {exc}"
+
+
 #: the rescaled rung of the reference ladder (:meth:`Problem._certified_solve`) runs when the
 #: Gram scale ``s`` (:meth:`BinaryProblem.gram_scale`) is above this or below its reciprocal
 RESCALE_AT = 1e3
@@ -365,15 +378,9 @@ class Problem(abc.ABC):
                 continue
             if s != solver and s not in installed_solvers():
                 continue
-            try:
-                with warnings.catch_warnings():
-                    warnings.filterwarnings("ignore", message=".*Solution may be inaccurate.*")
-                    sol = build(f, s, verbose, dict(opts))
-            except SolverError as exc:
-                attempts.append((f, s, opts, f"solver error: {exc}"))
-                continue
-            except np.linalg.LinAlgError as exc:
-                attempts.append((f, s, opts, f"linear algebra error: {exc}"))
+            sol, failed = _attempt(build, f, s, verbose, opts)
+            if failed:
+                attempts.append((f, s, opts, failed))
                 continue
             if sol.status != "optimal":
                 return sol                    # e.g. max_iter asked for: it says so itself
@@ -440,16 +447,12 @@ class Problem(abc.ABC):
             if (f, sv, opts) in tried or (sv != solver and sv not in installed_solvers()):
                 continue
             tried.append((f, sv, opts))
-            try:
-                with warnings.catch_warnings():
-                    warnings.filterwarnings("ignore", message=".*Solution may be inaccurate.*")
-                    sol_r = (twin._solve_primal if f == "primal" else twin._solve_dual)(
-                        sv, verbose, dict(opts))
-            except SolverError as exc:
-                attempts.append((f, sv, opts, f"{tag}: solver error: {exc}"))
-                continue
-            except np.linalg.LinAlgError as exc:
-                attempts.append((f, sv, opts, f"{tag}: linear algebra error: {exc}"))
+            sol_r, failed = _attempt(
+                lambda f_, s_, v_, o_: (twin._solve_primal if f_ == "primal"
+                                        else twin._solve_dual)(s_, v_, o_),
+                f, sv, verbose, opts)
+            if failed:
+                attempts.append((f, sv, opts, f"{tag}: {failed}"))
                 continue
             if sol_r.status != "optimal":
                 attempts.append((f, sv, opts, f"{tag}: status {sol_r.status}"))
