@@ -419,13 +419,6 @@ def test_path_optimal_means_certified_at_every_scale(family, seed, rescale, ks, 
     with a ConvergenceWarning of that very solve. The warm starts (scaled duals of SVM /
     LDM / ODML, TRON's w, the SMO's variables) and the cached Woodbury factor of LDM / ODML
     are what is under test: each point is certified against a problem built from scratch."""
-    from hypothesis import assume
-
-    # (SVM+b seeds 7525 (C = 512) and 1919 (C = 2^19) at the unit rescale are the known
-    # limitation of test_path_point_at_the_round_off_of_a_cubic_raw_gram, xfails; hypothesis
-    # found them here in sessions 10 and 11 and replays them from its example database)
-    assume(not (family == "SVM+b" and rescale == 1.0
-                and ((seed == 7525 and 9 in ks) or (seed == 1919 and 19 in ks))))
     prob, desc = make_problem(family, seed)
     if rescale != 1.0:                  # features at 10^U(-6, 6) overall
         prob = with_params(prob, X=prob.X * rescale)
@@ -437,23 +430,19 @@ def test_path_optimal_means_certified_at_every_scale(family, seed, rescale, ks, 
     _assert_path_trusted(prob, name, values, records, sols, certify)
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "known limitation (sessions 10-11): raw features x50 with a cubic kernel (Gram entries "
-    "1e9-1e10), SVM with intercept, C = 512 (seed 7525) or 2^19 (seed 1919): the point the "
-    "self-check certifies on the path's Gram (9.5e-7; 8.5e-7) fails a certificate built from "
-    "scratch (1.7e-6 .. 4.5e-6; 1.01e-6). The gap is "
-    "evaluated from terms ~1e10 times the objective (7.5e-3): its round-off exceeds the "
-    "tolerance, and the objective's unit (capped at 1: the round-off bound, max K_kk "
-    "sum|coef|, is too loose to be used uncapped) does not absorb it"))
 @pytest.mark.parametrize("seed, ks", [(7525, (0, -1, 9)), (1919, (-1, 19))])
 def test_path_point_at_the_round_off_of_a_cubic_raw_gram(seed, ks):
-    """hypothesis' examples of test_path_optimal_means_certified_at_every_scale (dev
-    profile), kept visible. Seed 1919 (session 11): raw features x50, cubic kernel (Gram
-    entries to 7e9), C = 2^19, P = 3.4e-5 with its unit capped at 1: the self-check's
-    certificate 8.5e-7 on the path's problem (its Gram built, K coef by one matmul), a
-    problem built afresh 1.01e-6 (K coef by kernel blocks over the non-zeros of coef, which
-    rounds 2.3e-13 apart; times C = 5e5 that moves P by 1.6e-7). The verdict within the
-    evaluation's own round-off of the tolerance depends on how K coef is summed."""
+    """hypothesis' examples of test_path_optimal_means_certified_at_every_scale (sessions
+    10 and 11), xfails until session 11: raw features x50, cubic kernel (Gram entries 1e9 -
+    1e10), SVM with intercept, C = 512 / 2^19, objectives 7.5e-3 / 3.4e-5 with the unit
+    capped at 1. The self-check's certificate (the path's problem, its Gram built: K coef
+    by one matmul) said 9.5e-7 / 8.5e-7 where a problem built afresh said 1.7e-6 / 1.01e-6
+    (K coef by kernel blocks over the non-zeros of coef, 2.3e-13 apart, times C = 5e5).
+    ``gram_times`` now builds the Gram afresh (not kept) up to AUTO_REFERENCE_MAX_M points,
+    so the two agree to the bit, and the point the path calls optimal certifies on a fresh
+    problem. What remains true: these gaps lie within the round-off of evaluating P of the
+    tolerance (the certificate's small-objective note says so); an evaluation summed in
+    another order can land on the other side of 1e-6."""
     prob, _ = make_problem("SVM+b", seed)
     name = PATH_PARAMS[prob.family]
     values = [2.0 ** k for k in ks]
