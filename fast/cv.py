@@ -10,7 +10,8 @@ They expose ``best_params_``, ``best_score_``, ``best_index_``, ``cv_results_`` 
 candidate, the fold fits whose solve did not reach the certificate's tolerance, reported
 together in one ``ConvergenceWarning``) and ``best_estimator_``, and predict through it. A
 fold path that a solver refuses (``SolverError``) scores NaN and ranks last, with one
-``FitFailedWarning``, as ``GridSearchCV``'s ``error_score=np.nan``. Candidates are listed in ``ParameterGrid`` order and the folds are
+``FitFailedWarning``, as ``GridSearchCV``'s ``error_score=np.nan``. Candidates are listed
+in ``ParameterGrid`` order and the folds are
 ``check_cv(cv, y, classifier=True)``'s, as ``GridSearchCV`` does, so the two give the
 same table (up to the solvers' tolerance).
 
@@ -22,8 +23,8 @@ features (``d <= 32``) runs its path without a :class:`Solution` per point
 to the next, and each point's certificate residuals (duality gap, stationarity) computed
 where the point is, on scales no more lenient than the certificate's; a path with one point
 that does not pass runs again through :func:`fast.path`, so every score comes from a
-point that is certified or reported in ``n_fits_not_optimal``. The ``n_folds x n_other`` paths are
-independent tasks dispatched through ``joblib.Parallel(n_jobs=n_jobs)``, so
+point that is certified or reported in ``n_fits_not_optimal``. The ``n_folds x n_other``
+paths are independent tasks dispatched through ``joblib.Parallel(n_jobs=n_jobs)``, so
 ``with joblib.parallel_backend("dask"): clf.fit(X, y)`` sends them to a Dask cluster
 unchanged. ``verbose > 0`` prints joblib's progress (and one line per fit at ``>= 10``).
 

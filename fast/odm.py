@@ -49,6 +49,7 @@ from refmodels.solution import Solution
 
 from . import _common, _dcd, _sgd
 from . import _kernels as _K
+from ._tron import LOSS_ODM
 from ._tron import _tron as _tron_kernel
 
 METHODS = ("dcd", "svrg", "tron", "newton", "auto")
@@ -392,7 +393,7 @@ def linear_tron_path(prob, lams):
 
     lams = np.asarray(lams, dtype=np.float64).ravel()
     m, d = prob.X.shape
-    y, mu, th = prob.y, float(prob.mu), float(prob.theta)
+    mu, th = float(prob.mu), float(prob.theta)
     data = _tron_data(prob)
     if data.mode != 0:
         raise ValueError("linear_tron_path takes dense rows")
@@ -407,7 +408,7 @@ def linear_tron_path(prob, lams):
         t0 = time.perf_counter()
         c = float(lams[k]) / (m * (1.0 - th) ** 2)
         params = np.array([c, mu, th])
-        G, pat, have = data.curvature_state(_tron.LOSS_ODM, params, dense_max)
+        G, pat, have = data.curvature_state(LOSS_ODM, params, dense_max)
         passed[k] = _lean_point(data.Xd, data.indptr, data.indices, data.data, data.y, w,
                                 gamma, params, _tron.DEFAULT_TOL, _tron.DEFAULT_MAX_ITER,
                                 max_cg, stats, dense_max, G, pat, have, data.rn, u, t_ok)
@@ -424,8 +425,8 @@ def _lean_point(Xd, indptr, indices, data, y, w, gamma, params, tol, max_iter, m
     """One point of :func:`linear_tron_path` in one compiled call: TRON from ``w`` (in place;
     ``confirm=False``, since :func:`_linear_check` recomputes the margins from ``w``
     itself), then the check. Returns whether the point passes."""
-    _tron_kernel(0, Xd, indptr, indices, data, y, w, gamma, 0, params, tol, max_iter, max_cg, stats,
-          dense_max, G, pat, have, rn, False)
+    _tron_kernel(0, Xd, indptr, indices, data, y, w, gamma, LOSS_ODM, params, tol, max_iter,
+                 max_cg, stats, dense_max, G, pat, have, rn, False)
     c, mu, th = params[0], params[1], params[2]
     P, D, P0, stat = _linear_check(Xd, y, w, c, mu, th, u)
     if not (np.isfinite(P) and np.isfinite(D)):

@@ -283,7 +283,7 @@ def _solve_smo(prob, tol, max_iter, warm_start, cache_size=None, path=None, **op
     extra, it0 = 0, 0
     while True:
         res = _smo_run.run(source, np.arange(m), np.ones(m), p, np.full(m, upper), a0, False,
-                           tol, max_iter, shrinking, refine=refine, polish=polish,
+                           tol, max_iter - it0, shrinking, refine=refine, polish=polish,
                            gap_target=target, roundoff=not _common.scale_hint(prob))
         alpha, it, hit_max = res.alpha, res.n_iter + it0, res.hit_max
         viol, stats, tol = res.violation, res.stats, res.tol
