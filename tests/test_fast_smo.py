@@ -497,12 +497,12 @@ def test_smo_refines_a_tiny_objective_relative_to_itself(seed):
 def test_smo_floor_stop_that_fails_its_certificate_ends_stalled(monkeypatch):
     """A stop at the round-off floor (fast/_smo_run.py run(roundoff=...)) is only a
     candidate: where the certificate fails there, check_floor_stop reports ``stalled`` with
-    a ConvergenceWarning naming the residual (session 11). The floor is put far above the
-    optimum through the module's hooks: the bound ``roundoff_bound`` (so that the gate
-    opens at once), the measured floor ``gradient_floor`` (1.0) and ``ROUNDOFF_MAX`` (so
-    that a stop 10^8 x the tolerance asked is taken). RBF, m = 300, C = 2^16: the first
-    chunk (20,000 iterations) ends at max_iter far from the tolerance (violation ~1e2), a
-    Newton polish follows, and the next chunk stops at the floor with violation ~1."""
+    a ConvergenceWarning naming the residual. The floor is put far above the optimum
+    through the module's hooks: the bound ``roundoff_bound`` (so that the gate opens at
+    once), the measured floor ``gradient_floor`` (1.0) and ``ROUNDOFF_MAX`` (so that a stop
+    10^8 x the tolerance asked is taken). RBF, m = 300, C = 2^16. Which chunk the stop
+    comes in depends on the SMO's trajectory (BLAS and compiler rounding): what is under
+    test is that a stop at the floor, above the tolerance asked, is not called optimal."""
     from fast import _smo_run
 
     rng = np.random.default_rng(0)
@@ -518,7 +518,6 @@ def test_smo_floor_stop_that_fails_its_certificate_ends_stalled(monkeypatch):
     with pytest.warns(ConvergenceWarning) as record:
         sol = fast.solve(prob)
     assert sol.info["stopped_at_roundoff"] and sol.info["roundoff_floor"] == 1.0
-    assert sol.n_iter > 20_000                 # not in the first chunk
     viol = sol.info["violation"]
     assert 1e-8 < viol <= 1.0
     assert sol.status == "stalled"
