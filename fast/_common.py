@@ -9,6 +9,8 @@ import warnings
 
 import numpy as np
 
+from refmodels.workspace import active as _active_workspace
+
 #: kernel-row cache of the DCD / SMO (MB), as LIBSVM's default order of magnitude
 DEFAULT_CACHE_MB = 200.0
 
@@ -22,7 +24,7 @@ def not_converged_warning(message, stacklevel=3):
 
 def data_span(prob):
     """Largest absolute feature value (or Gram entry for a precomputed kernel), or None."""
-    X = getattr(prob, "X", None)
+    X = prob.X
     if X is None:
         return None
     data = X.data if hasattr(X, "data") and not isinstance(X, np.ndarray) else np.asarray(X)
@@ -32,7 +34,7 @@ def data_span(prob):
 def scale_hint(prob):
     """``"; features span 1e+05: scale them ..."`` when badly scaled data is a likely cause."""
     span = data_span(prob)
-    kernel = getattr(prob, "kernel", None)
+    kernel = prob.kernel
     gmax = None
     try:
         gmax = float(np.max(np.abs(kernel.diag(prob.X)))) if kernel is not None else None
@@ -201,3 +203,26 @@ def convergence_warning(what, residual, tol, n_iter, unit="epochs", hint=""):
         f"{what} stopped at max_iter={n_iter} {unit} with residual {residual:.3e} above the "
         f"tolerance tol={tol:.3e} asked; the point is not optimal to that tolerance "
         f"(increase max_iter or tol){hint}", stacklevel=4)
+
+
+def kept(prob, name, build, on=None):
+    """A solver's data computed from ``prob`` (or from the objects ``on``: e.g. the data
+    alone, ``prob.data_key``, which a path's problems share), kept in the workspace of the
+    call (:mod:`refmodels.workspace`); built and not kept outside every call."""
+    ws = _active_workspace()
+    if ws is None:
+        return build()            # outside every call (a Solution's rows): not kept
+    return ws.get(name, (prob,) if on is None else on, build)
+
+
+def peek(prob, name, on=None):
+    """The workspace's entry ``name`` if held, else None (never builds)."""
+    ws = _active_workspace()
+    return None if ws is None else ws.peek(name, (prob,) if on is None else on)
+
+
+def drop(prob, name, on=None):
+    """Remove the workspace's entry ``name`` (a solver's state that must start afresh)."""
+    ws = _active_workspace()
+    if ws is not None:
+        ws.pop(name, (prob,) if on is None else on)

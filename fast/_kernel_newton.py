@@ -427,20 +427,22 @@ def pivoted_cholesky(K_diag, K_col, tau, max_rank):
 def lowrank_factor(prob, max_frac=LOWRANK_MAX_FRAC):
     """:func:`pivoted_cholesky` of ``prob``'s Gram (built if needed) at the trace target
     ``LOWRANK_TRACE_FRAC min(a, a/mu)`` of ``prob``'s shift, rank at most ``max_frac m``;
-    None when that rank does not suffice. Kept on the problem (``_cache``), so that
+    None when that rank does not suffice. Kept in the workspace, so that
     ``method="auto"``'s probe and the Newton's solve factor once."""
-    a = prob.m * (1.0 - prob.theta) ** 2 / (2.0 * prob.lam)
+    a = prob.a
     tau = LOWRANK_TRACE_FRAC * min(a, a / prob.mu)
     max_rank = int(max_frac * prob.m)
     key = ("lowrank", tau)
-    got = prob._cache.get(key)
+    from . import _kernels as _K
+    from ._common import drop, kept, peek
+
+    got = peek(prob, key)
     if got is not None and (got[1] is not None or got[0] >= max_rank):
         return got[1]
-    from . import _kernels as _K
-
     G = _K.build_gram(prob)
     V = pivoted_cholesky(np.diag(G), lambda i: G[i], tau, max_rank)   # G symmetric
-    prob._cache[key] = (max_rank, V)
+    drop(prob, key)
+    kept(prob, key, lambda: (max_rank, V))
     return V
 
 
@@ -603,7 +605,7 @@ def solve_odm(prob, tol=None, max_iter=None, warm_start=None, path=None, cache_s
         def K_cols(idx):
             return np.asarray(kernel.cross(Xd, Xd[idx]), dtype=np.float64)
         lowrank = None          # each CG step would cost a pass over the kernel: Cholesky
-    c = prob.lam / (m * (1.0 - th) ** 2)
+    c = prob.c
     Phi = explicit_features(prob)
     if Phi is not None:
         # a polynomial kernel of rank D < m: the Newton in its feature space
@@ -744,17 +746,16 @@ def explicit_features(prob):
             or 8.0 * D * prob.m > DEFAULT_CACHE_MB * 2**20:          # Phi in the cache's budget
         return None
     if D > EXPLICIT_SMALL_FRAC * prob.m:
-        a = prob.m * (1.0 - prob.theta) ** 2 / (2.0 * prob.lam)
-        G = prob.gram_if_built
+        a = prob.a
+        G = _K.gram_if_built(prob)
         kmax = float(np.max(np.diag(G) if G is not None
                             else prob.kernel.diag(_K.dense_data(prob.X))))
         if not kmax >= EXPLICIT_MIN_RATIO * min(a, a / prob.mu):
             return None
-    got = prob._cache.get("poly_features")
-    if got is None:
-        got = poly_features(prob.kernel, _K.dense_data(prob.X))
-        prob._cache["poly_features"] = got
-    return got
+    from ._common import kept
+
+    return kept(prob, "poly_features",
+                lambda: poly_features(prob.kernel, _K.dense_data(prob.X)), on=prob.data_key)
 
 
 class _FeaturePiece:
@@ -945,7 +946,9 @@ def rounding_floor(prob, coef, zeta, beta_d, c, K_times, path):
     |coef| || / (1 + ||(zeta, beta)||)`` (each margin carries up to ``eps sum_j |K_ij
     coef_j|``; ``2c`` turns it into a multiplier). ``|K|`` from the Gram when it is built,
     else ``K`` itself (the polynomial kernel of even degree is nonnegative)."""
-    G = prob.gram_if_built if path == "gram" else None
+    from . import _kernels as _K
+
+    G = _K.gram_if_built(prob) if path == "gram" else None
     ac = np.abs(coef)
     Kac = np.abs(G) @ ac if G is not None else np.abs(K_times(ac))
     eps = np.finfo(np.float64).eps

@@ -264,15 +264,33 @@ def _rbf_gram(X, sq, gamma):
 
 
 def build_gram(prob):
-    """``prob.gram``, built here when not yet built and the kernel is RBF: the upper triangle
-    row by row, mirrored (:func:`_rbf_gram`; exactly symmetric,
-    within a few ulps of :meth:`refmodels.kernels.Kernel.gram`, which symmetrises a full
-    ``cross(X, X)`` and costs several passes over the m x m array: 1.4 s against 0.2 s on
-    3,000 x 10 in ``validation/bench_libodm.py``). Kept on the problem as its Gram."""
-    if prob.gram_if_built is None and kernel_params(prob.kernel)[0] == RBF:
+    """The solvers' Gram of ``prob``. For the RBF kernel, built here (the upper triangle row
+    by row, mirrored: :func:`_rbf_gram`, exactly symmetric, within a few ulps of
+    :meth:`refmodels.kernels.Kernel.gram`, which symmetrises a full ``cross(X, X)`` in
+    several passes over the m x m array) and kept in the workspace under its own name: the
+    certificate never reads it, so that its numbers do not depend on which solver ran
+    first. Other kernels: ``prob.gram``."""
+    from ._common import kept
+
+    if kernel_params(prob.kernel)[0] != RBF:
+        return prob.gram
+    built = prob.gram_if_built
+    if built is not None:
+        return built
+
+    def build():
         Xd = kernel_data(RBF, prob.X)
-        prob._cache["gram"] = _rbf_gram(Xd, sq_norms(Xd), float(prob.kernel.gamma))
-    return prob.gram
+        return _rbf_gram(Xd, sq_norms(Xd), float(prob.kernel.gamma))
+    return kept(prob, "solver_gram", build, on=prob.data_key)
+
+
+def gram_if_built(prob):
+    """The Gram of ``prob`` if the workspace of the call holds one (the reference's or the
+    solvers'), else None (never builds)."""
+    from ._common import peek
+
+    built = prob.gram_if_built
+    return built if built is not None else peek(prob, "solver_gram", on=prob.data_key)
 
 
 def fits_in_memory(m, cache_size_mb):
@@ -407,9 +425,9 @@ def row_source(prob, cache_size):
     touches only a fraction of its rows), otherwise rows are evicted as in LIBSVM.
     """
     kind = kernel_params(prob.kernel)[0]
-    built = prob.gram_if_built
+    built = gram_if_built(prob)
     if kind == PRECOMPUTED or (built is not None and fits_in_memory(prob.m, cache_size)):
-        return RowSource(gram=prob.gram)
+        return RowSource(gram=built if built is not None else prob.gram)
     return RowSource(prob.kernel, prob.X, cache_size)
 
 

@@ -41,7 +41,7 @@ import numpy as np
 
 from refmodels.certify import DEFAULT_TOL as CERT_TOL
 
-from ._common import not_converged_warning, scale_hint
+from ._common import drop, not_converged_warning, peek, scale_hint
 
 
 def _binary_check(prob, sol):
@@ -62,7 +62,7 @@ def _binary_check(prob, sol):
 
     wpt = w
     if coef is not None:
-        rows = sol.__dict__.pop("_kernel_rows", None)    # the solver's exact kernel rows
+        rows = peek(sol, "kernel_rows")                  # the solver's exact kernel rows
         Gc = rows.times(coef) if rows is not None else None
         P, gamma, Gc = prob.objective_at(coef, b, Gc=Gc)
         P_report = P
@@ -90,14 +90,15 @@ def _binary_check(prob, sol):
     D = sol.info.get("dual_objective")
     if D is not None and np.isfinite(D):
         res["duality gap"] = abs(P - float(D)) / scale
-    dual = {k: sol.variables.get(k) for k in getattr(prob, "dual_names", ())}
-    if coef is not None and hasattr(prob, "stationarity_from_gram") and dual and all(
+    dual = {k: sol.variables.get(k) for k in prob.dual_names}
+    caps = prob.capabilities
+    if coef is not None and "stationarity_from_gram" in caps and dual and all(
             v is not None for v in dual.values()):
         # coef is a map of the dual that is not linear (ODML / LDM): check it is the point
         # the dual variables give, in the certificate's feature-space norm
         g, sc = prob.stationarity_from_gram(coef, dual, Gc)
         res["stationarity"] = g / sc
-    if hasattr(prob, "slack_stationarity") and dual and all(v is not None for v in dual.values()):
+    if "slack_stationarity" in caps and dual and all(v is not None for v in dual.values()):
         # ODM: the gap is quadratic in this residual, so it is checked on its own
         g, sc = prob.slack_stationarity(*prob._slacks(gamma), dual)
         res["stationarity (slacks)"] = g / sc
@@ -111,12 +112,14 @@ def _certificate_is_cheap(prob):
     A relaxed mcODM QP built by ``McODM.relaxed(M)`` keeps its Gram (and feature map) in
     its parent's cache: that counts (before, such a kernel QP on well-scaled data was judged
     only by the BCD's own gap and KKT residuals of its state, never at the returned point)."""
-    parent = getattr(prob, "_parent", None)
-    for cache in (getattr(prob, "_cache", {}), getattr(parent, "_cache", {})):
-        if "gram" in cache or "grams" in cache:
-            return True
-    return hasattr(prob, "y") and getattr(getattr(prob, "kernel", None), "is_linear", False) \
-        and not hasattr(prob, "X_test")
+    from ._kernels import gram_if_built
+
+    caps = prob.capabilities
+    if prob.kernel is not None and gram_if_built(prob) is not None:
+        return True
+    if "base_kernels" in caps and peek(prob, "grams", on=prob.data_key) is not None:
+        return True
+    return prob.kernel is not None and prob.kernel.is_linear and "test_points" not in caps
 
 
 def _full_check(prob, sol):
@@ -160,7 +163,7 @@ def _badly_scaled(prob):
     so the certificate itself decides."""
     from refmodels.base import AUTO_REFERENCE_MAX_M
 
-    return getattr(prob, "m", np.inf) <= AUTO_REFERENCE_MAX_M and bool(scale_hint(prob))
+    return prob.m <= AUTO_REFERENCE_MAX_M and bool(scale_hint(prob))
 
 
 #: test points whose equation ``(Q_D + beta I) w = K_x`` the check re-evaluates after a
@@ -200,10 +203,11 @@ def _drr_check(prob, sol):
 
 def check(prob, sol):
     """``(residuals, P)``: scaled residuals of the returned point, and its objective."""
-    if hasattr(prob, "X_test"):
+    caps = prob.capabilities
+    if "test_points" in caps:
         return _drr_check(prob, sol)
-    linear = getattr(prob.kernel, "is_linear", False) if hasattr(prob, "kernel") else False
-    if hasattr(prob, "objective_from_margins") and hasattr(prob, "y") and not (
+    linear = prob.kernel is not None and prob.kernel.is_linear
+    if "margins" in caps and not (
             linear and sol.coef is None and not sol.info.get("dual_objective")):
         res, P = _binary_check(prob, sol)
         if linear and ("duality gap" not in res
@@ -245,8 +249,14 @@ def finish(prob, sol, user_tol=None, repair=None, tol=CHECK_MARGIN * CERT_TOL):
     at the certificate). ``repair(prob, sol) -> Solution or None``: a family's second
     chance (a stable recomputation of the returned point).
     """
+    try:
+        return _finish(prob, sol, user_tol, repair, tol)
+    finally:
+        drop(sol, "kernel_rows")             # the solver's row cache: read, not kept
+
+
+def _finish(prob, sol, user_tol, repair, tol):
     if sol.status != "optimal":
-        sol.__dict__.pop("_kernel_rows", None)   # the solver's row cache: not kept
         return sol
     res, P = check(prob, sol)
     if res is None:

@@ -273,7 +273,7 @@ def run(source, pt, s, p, u, alpha0, has_eq, tol, max_iter, shrinking, refine=Fa
     u = np.ascontiguousarray(u, dtype=np.float64)
     if has_eq:
         alpha = repair_equality(alpha, s, u)
-    stats = np.zeros(7, dtype=np.int64)
+    stats = np.zeros(8, dtype=np.int64)      # the SMO's counters; [_SHORT]: this driver's
     n = len(alpha)
     chunk = max(20 * n, 20_000) if polish else max_iter
     total = 0
@@ -314,6 +314,7 @@ def run(source, pt, s, p, u, alpha0, has_eq, tol, max_iter, shrinking, refine=Fa
         b = float(intercept_from_gradient(s, u, alpha, G)) if has_eq else 0.0
         if hit and stage_total < stage_budget:
             # a chunk ended without reaching tol: Newton on the free set, then resume
+            stats[_SHORT] += 1
             kind = newton_polish(source, pt, s, u, alpha, G, b, has_eq,
                                  POLISH_WORK * n * total + 1e6, IPM_WORK * n * total)
             # after an interior-point polish (a large move: the variables outside its F now
@@ -352,6 +353,11 @@ def run(source, pt, s, p, u, alpha0, has_eq, tol, max_iter, shrinking, refine=Fa
                      floor)
 
 
+#: slot of ``stats`` counting the chunks that ended short of the tolerance, each offered to
+#: the Newton polish (``info["chunks_short"]``; ``info["n_polish"]`` counts those kept)
+_SHORT = 7
+
+
 def info_dict(source, stats, viol, tol, shrinking, at_floor=False, floor=0.0):
     """The SMO's ``info``; ``stopped_at_roundoff``: the SMO stopped at the round-off floor
     ``roundoff_floor`` of its gradient, above the tolerance ``tol`` (:func:`run`)."""
@@ -359,7 +365,8 @@ def info_dict(source, stats, viol, tol, shrinking, at_floor=False, floor=0.0):
             "shrinking": shrinking, "stopped_at_roundoff": bool(at_floor),
             "roundoff_floor": float(floor),
             "gradient_reconstructions": int(stats[_RECON]), "shrunk": int(stats[_SHRINK]),
-            "resumed_after_unshrink": int(stats[_RESUME]), "n_polish": int(stats[_POLISH])}
+            "resumed_after_unshrink": int(stats[_RESUME]), "n_polish": int(stats[_POLISH]),
+            "chunks_short": int(stats[_SHORT])}
     if source.path == "cache":
         info.update(cache_slots=int(source.n_slots), row_requests=int(stats[ROW_REQ]),
                     cache_misses=int(stats[ROW_MISS]),
@@ -386,7 +393,9 @@ def solution(prob, name, source, res, t0, max_iter, shrinking, has_eq, coef, Kc,
                    status=status_of(name, res, max_iter, prob), solver="fast:smo",
                    form="fast", time=time.perf_counter() - t0, n_iter=res.n_iter, info=info)
     check_floor_stop(name, prob, sol, res)
-    sol._kernel_rows = source        # for fast.solve's self-check (G coef from these rows)
+    from ._common import kept
+
+    kept(sol, "kernel_rows", lambda: source)   # for fast.solve's self-check (G coef)
     return sol
 
 

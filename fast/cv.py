@@ -52,6 +52,7 @@ from sklearn.model_selection import ParameterGrid, check_cv
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
+from . import _common
 from . import estimators as _E
 from .estimators._base import StoresInitParams
 
@@ -65,8 +66,17 @@ _SEED001_C = (10.0, 50.0, 100.0)
 # ---------------------------------------------------------------------------------------
 # one task: one fold, one value of the non-path hyperparameters, the whole path
 # ---------------------------------------------------------------------------------------
-def _fold_path(cls, kernel, X_tr, y_tr, X_te, y_te, classes, fixed, path_name, values,
-               method, tol, max_iter, random_state, verbose):
+def _fold_path(*args):
+    """:func:`_fold_path_in` inside a workspace of its own (the fold's data: its Gram,
+    feature map and TRON rows shared by the fold's path, dropped afterwards)."""
+    from refmodels.workspace import using
+
+    with using(None):
+        return _fold_path_in(*args)
+
+
+def _fold_path_in(cls, kernel, X_tr, y_tr, X_te, y_te, classes, fixed, path_name, values,
+                  method, tol, max_iter, random_state, verbose):
     """Fit the path on the training part, score every point on the test part.
 
     Returns ``(accuracy (n_values,), fit seconds (n_values,), score seconds (n_values,),
@@ -111,7 +121,7 @@ def _fold_path(cls, kernel, X_tr, y_tr, X_te, y_te, classes, fixed, path_name, v
             # a point did not pass its check: the whole path again through fast.path,
             # whose self-check gives every point its honest status (from a fresh start:
             # the same path as without this lane)
-            prob._cache.pop("tron_data", None)
+            _common.drop(prob, "tron_data", on=(prob.X,))
         with warnings.catch_warnings():
             if verbose < 10:
                 warnings.simplefilter("ignore", ConvergenceWarning)
@@ -163,7 +173,10 @@ def _lean(prob, path_name, method, tol, max_iter):
 
     from . import _tron
 
-    return (getattr(prob, "family", None) == "ODM" and prob.kernel.is_linear
+    from refmodels import registry
+
+    return (hasattr(registry.of(prob).fast_module(), "linear_tron_path")
+            and prob.kernel.is_linear
             and path_name == "lam" and method in (None, "auto") and tol is None
             and max_iter is None and not sp.issparse(prob.X)
             and prob.X.shape[1] <= _tron.DENSE_HESSIAN_MAX_D)

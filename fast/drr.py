@@ -66,7 +66,7 @@ from scipy.linalg import cho_factor, cho_solve
 from refmodels.regularizers import GroupNorm
 from refmodels.solution import Solution
 
-from . import _prox
+from . import _common, _prox
 
 METHODS = ("closed_form", "gd", "ppa", "linear_ppa", "apg")
 DEFAULT_TOL = 1e-10
@@ -335,7 +335,7 @@ def _batches(n, bs):
 def _Kx(prob, sl):
     """``K_x`` of the test points ``sl`` (m x len(sl)), a fresh array in Fortran order (what
     LAPACK's solves take without a copy)."""
-    cached = prob._cache.get("K_x")
+    cached = _common.peek(prob, "K_x", on=prob.data_key + (prob.X_test,))
     if cached is not None:
         return np.array(cached[:, sl], dtype=np.float64, order="F")
     if prob.kernel.is_precomputed:

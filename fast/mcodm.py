@@ -142,9 +142,9 @@ from ._mcodm_bcd import _CALM  # noqa: E402  (a status of the epochs)
 
 
 def _has_F(prob):
-    """Whether the problem (or its parent) already holds its empirical kernel map."""
-    cache = getattr(getattr(prob, "_parent", None), "_cache", None) or getattr(prob, "_cache", {})
-    return "F" in cache or "F" in getattr(prob, "_cache", {})
+    """Whether the workspace of the call already holds the empirical kernel map (the
+    relaxed problems of one McODM share their parent's data, hence its map)."""
+    return _common.peek(prob, "F", on=prob.data_key) is not None
 
 
 # ---------------------------------------------------------------------------------------

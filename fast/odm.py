@@ -62,7 +62,7 @@ def primal_objective(prob, gamma, wnorm2):
     th = prob.theta
     xi = np.maximum(0.0, 1.0 - th - gamma)
     eps = np.maximum(0.0, gamma - 1.0 - th)
-    c = prob.lam / (prob.m * (1.0 - th) ** 2)
+    c = prob.c
     return 0.5 * wnorm2 + c * float(xi @ xi + prob.mu * (eps @ eps))
 
 
@@ -109,7 +109,7 @@ def solve(prob, method=None, tol=None, max_iter=None, random_state=None, warm_st
     if method == "newton":
         return _solve_newton(prob, tol, max_iter, random_state, warm_start, **options)
     gap_tol = _dcd.DEFAULT_GAP_TOL if tol is None else None
-    a = prob.m * (1.0 - prob.theta) ** 2 / (2.0 * prob.lam)
+    a = prob.a
     # the default is on the slack stationarity of eq. 14: PG_zeta = a zeta - xi and
     # PG_beta = (a/mu) beta - eps, so |zeta - xi/a| = |PG|/a: scale by min(1, a, a/mu)
     default_tol = _dcd.DEFAULT_TOL * min(1.0, a, a / prob.mu)
@@ -202,7 +202,7 @@ def _solve_svrg(prob, tol, max_iter, random_state, warm_start, step=None, snapsh
                              _common.seed_from(random_state), snapshot == "random")
     gamma = data.margins(w)
     objective = primal_objective(prob, gamma, float(w @ w))
-    a = m * (1.0 - th) ** 2 / (2.0 * prob.lam)
+    a = prob.a
     zeta = np.maximum(0.0, 1.0 - th - gamma) / a          # eq. 14: zeta = xi / a
     beta = mu * np.maximum(0.0, gamma - 1.0 - th) / a      # beta = mu eps / a
     grad_norm = float(stats[1])
@@ -238,13 +238,17 @@ def _warm_w(prob, warm_start):
 
 
 def _tron_data(prob):
-    """TRON's rows of ``prob`` (:class:`fast._tron.Data`), kept in the problem's cache, which
-    a path's problems share (``fast.path``): the curvature of one point starts the next."""
+    """TRON's rows of ``prob`` (:class:`fast._tron.Data`), kept in the workspace under the
+    data (``X``), which a path's problems share (``fast.path``): the curvature of one point
+    starts the next. Built again when the labels differ."""
     from . import _tron
 
-    data = prob._cache.get("tron_data")
+    on = (prob.X,)
+    data = _common.peek(prob, "tron_data", on=on)
     if data is None or data.y.shape != prob.y.shape or not np.array_equal(data.y, prob.y):
-        data = prob._cache["tron_data"] = _tron.Data(prob.X, prob.y)
+        data = _tron.Data(prob.X, prob.y)
+        _common.drop(prob, "tron_data", on=on)
+        data = _common.kept(prob, "tron_data", lambda: data, on=on)
     return data
 
 
@@ -257,12 +261,12 @@ def _solve_tron(prob, tol, max_iter, warm_start, max_cg=None, **options):
                                            _tron.DEFAULT_MAX_ITER, METHODS, warm_start)
     t0 = time.perf_counter()
     m, y, th, mu = prob.m, prob.y, prob.theta, prob.mu
-    c = prob.lam / (m * (1.0 - th) ** 2)
+    c = prob.c
     data = _tron_data(prob)
     w, gamma, tinfo = _tron.minimize(data, _tron.LOSS_ODM, (c, mu, th), w0=w0, tol=tol,
                                      max_iter=max_iter, max_cg=max_cg)
     objective = primal_objective(prob, gamma, float(w @ w))
-    a = m * (1.0 - th) ** 2 / (2.0 * prob.lam)
+    a = prob.a
     zeta = np.maximum(0.0, 1.0 - th - gamma) / a          # eq. 14: zeta = xi / a
     beta = mu * np.maximum(0.0, gamma - 1.0 - th) / a      # beta = mu eps / a
     grad_norm = tinfo["grad_norm"]
@@ -360,8 +364,7 @@ def _linear_check(Xd, y, w, c, mu, th, u):
         uu += u[t] * u[t]
         diff += (w[t] - u[t]) * (w[t] - u[t])
     D = (1.0 - th) * s_z - (1.0 + th) * s_b - 0.5 * uu - 0.5 * a * zz - 0.5 * a / mu * bb
-    P0 = c * m * (1.0 - th) * (1.0 - th)
-    return P, D, P0, np.sqrt(diff)
+    return P, D, np.sqrt(diff)
 
 
 def linear_tron_path(prob, lams):
@@ -370,10 +373,12 @@ def linear_tron_path(prob, lams):
     :class:`Solution` per point: the inner loop of :class:`fast.cv.ODMClassifierCV`.
 
     ``prob`` gives the data and ``mu``, ``theta`` (dense rows; its own ``lam`` is ignored).
-    A point passes when, with ``P``, ``D`` and ``P0`` of :func:`_linear_check`,
+    A point passes when, with ``P`` and ``D`` of :func:`_linear_check`,
 
-    * ``|P - D| <= t (|P| + min(1, 1e-7 P0))`` (the certificate's duality gap on its scale
-      with the smallest unit it can have: no round-off allowance, so stricter), and
+    * ``|P - D| <= t (|P| + u0)`` with ``u0`` the certificate's unit before any point
+      (:func:`refmodels.certify.zero_unit` of the problem's objective at ``f = 0``: its
+      duality gap on its scale with the smallest unit it can have, no round-off allowance,
+      so stricter), and
     * ``||w - X^T Y (zeta - beta)|| <= t (1 + ||w||)`` (its stationarity, on a smaller scale
       than its ``1 + ||w|| + ||X^T Y (zeta - beta)||``),
 
@@ -388,6 +393,8 @@ def linear_tron_path(prob, lams):
     Returns ``(W, passed, seconds)``: ``W[k]`` the point at ``lams[k]`` (caller's order).
     A caller must not use a point that did not pass (the CV solves its path again through
     :func:`fast.path`, whose self-check gives each point its honest status)."""
+    from refmodels.certify import zero_unit
+
     from . import _tron
     from ._selfcheck import CERT_TOL, CHECK_MARGIN
 
@@ -404,6 +411,7 @@ def linear_tron_path(prob, lams):
     dense_max = _tron.DENSE_HESSIAN_MAX_D
     u, w, stats, gamma = np.empty(d), np.zeros(d), np.zeros(8), np.empty(m)
     max_cg = max(2 * d, 10)
+    P0_per_lam = prob.objective_at_zero() / prob.lam     # ODM's loss weighs lam: P0 = lam
     for k in np.argsort(lams, kind="stable"):
         t0 = time.perf_counter()
         c = float(lams[k]) / (m * (1.0 - th) ** 2)
@@ -411,7 +419,8 @@ def linear_tron_path(prob, lams):
         G, pat, have = data.curvature_state(LOSS_ODM, params, dense_max)
         passed[k] = _lean_point(data.Xd, data.indptr, data.indices, data.data, data.y, w,
                                 gamma, params, _tron.DEFAULT_TOL, _tron.DEFAULT_MAX_ITER,
-                                max_cg, stats, dense_max, G, pat, have, data.rn, u, t_ok)
+                                max_cg, stats, dense_max, G, pat, have, data.rn, u, t_ok,
+                                zero_unit(P0_per_lam * float(lams[k])))
         W[k] = w
         seconds[k] = time.perf_counter() - t0
         if not np.all(np.isfinite(w)):
@@ -421,17 +430,17 @@ def linear_tron_path(prob, lams):
 
 @njit(cache=True)
 def _lean_point(Xd, indptr, indices, data, y, w, gamma, params, tol, max_iter, max_cg, stats,
-                dense_max, G, pat, have, rn, u, t_ok):
+                dense_max, G, pat, have, rn, u, t_ok, unit):
     """One point of :func:`linear_tron_path` in one compiled call: TRON from ``w`` (in place;
     ``confirm=False``, since :func:`_linear_check` recomputes the margins from ``w``
     itself), then the check. Returns whether the point passes."""
     _tron_kernel(0, Xd, indptr, indices, data, y, w, gamma, LOSS_ODM, params, tol, max_iter,
                  max_cg, stats, dense_max, G, pat, have, rn, False)
     c, mu, th = params[0], params[1], params[2]
-    P, D, P0, stat = _linear_check(Xd, y, w, c, mu, th, u)
+    P, D, stat = _linear_check(Xd, y, w, c, mu, th, u)
     if not (np.isfinite(P) and np.isfinite(D)):
         return False
-    return (abs(P - D) <= t_ok * (abs(P) + min(1.0, 1e-7 * P0))
+    return (abs(P - D) <= t_ok * (abs(P) + unit)
             and stat <= t_ok * (1.0 + np.sqrt(np.sum(w * w))))
 
 
@@ -648,7 +657,7 @@ def choose_method(prob):
     from . import _kernels as _K
     from ._common import DEFAULT_CACHE_MB
 
-    a = prob.m * (1.0 - prob.theta) ** 2 / (2.0 * prob.lam)
+    a = prob.a
     if not _K.fits_in_memory(prob.m, DEFAULT_CACHE_MB):
         return "dcd"
     diag = _kernel_scale(prob)
@@ -668,11 +677,9 @@ def choose_method(prob):
 
 def _kernel_scale(prob):
     """``mean(diag K)`` (from the Gram when built, else from the kernel's diagonal)."""
-    G = prob.gram_if_built
+    G = _K.gram_if_built(prob)
     if G is not None:
         return float(np.mean(np.diag(G)))
     if prob.kernel.is_precomputed:
         return float(np.mean(np.diag(np.asarray(prob.X, dtype=np.float64))))
-    from . import _kernels as _K
-
     return float(np.mean(prob.kernel.diag(_K.dense_data(prob.X))))

@@ -79,10 +79,9 @@ ASGD_DEFAULT_MAX_ITER = 20
 
 
 def odml_params(prob):
-    """``(lam, mu1, mu2, upper, dual name)`` in ODML's parametrisation (SPEC §3 map for LDM)."""
-    if hasattr(prob, "lam1"):                       # LDM(C, lam1, lam2)
-        return prob.m * prob.C, 2.0 * prob.lam1, prob.lam2, prob.C, "beta"
-    return prob.lam, prob.mu1, prob.mu2, prob.lam / prob.m, "alpha"
+    """``(lam, mu1, mu2, upper, dual name)`` in ODML's parametrisation (the problem states
+    it: :attr:`refmodels.odml.ODML.odml_params`, the map of SPEC §3 for LDM)."""
+    return prob.odml_params
 
 
 def primal_objective(gamma, wnorm2, lam, mu1, mu2):

@@ -22,10 +22,10 @@ the solver's default tolerance unless ``tol`` is given, so each one certifies at
 (``certify=True`` checks it and stores the certificate in ``sol.info["certificate"]``;
 off by default because a kernel certificate builds the empirical kernel map, O(m^3)).
 
-The problems along the path share the Gram matrix and the feature map (``_cache["gram"]``,
-``_cache["F"]``): those ``prob`` has built, and those the first solve builds, are handed on
-to every later point, so a kernel path computes the Gram once (it does not depend on the
-regularization parameter), without building anything on ``prob`` itself.
+The problems along the path share one workspace (:mod:`refmodels.workspace`; the caller's
+``workspace=``, else one for the path): the Gram matrix, the feature map and TRON's rows
+depend on the data alone, so a kernel path computes the Gram once, without writing
+anything on ``prob`` itself.
 
 A warm-started point that does not end ``optimal`` (at the default tolerance) is solved again
 from the zero point (:data:`COLD_RETRY`): from a warm start the SMO's polish may take another
@@ -38,21 +38,24 @@ honest refusal, e.g. a factorisation failing at the data's scale) does not stop 
 """
 from __future__ import annotations
 
-import inspect
 import time
 
 import numpy as np
 
-#: the regularization parameter of each family (larger = weaker regularization)
-PATH_PARAMS = {"ODM": "lam", "ODML": "lam", "LDM": "C", "SVM": "C", "SVMm": "C1"}
-#: cached, parameter-free data a problem of the path may share with ``prob``
-_SHARED = ("gram", "F", "tron_data")
+def _path_params():
+    from refmodels import registry
+
+    return {n: f.path_param for n, f in registry.FAMILIES.items() if f.path_param}
+
+
+#: the regularization parameter of each family (larger = weaker regularization), as the
+#: registry declares it (:attr:`refmodels.registry.Family.path_param`)
+PATH_PARAMS = _path_params()
 #: families whose dual box grows linearly with the path's parameter (``[0, C]``; ODML's
 #: ``[0, lam/m]``) and whose warm start is the previous dual point scaled by
 #: ``v_new / v_old`` (see :func:`_scaled_start`; LDM / ODML on KEEL spambase, m = 3,000,
 #: RBF: 5/11 -> 10/11 certified, the path 348 -> 60 s CPU; australian, german, haberman:
 #: 0.17-0.30x the time, 11/11 either way)
-_SCALED = {"SVM": "alpha", "LDM": "beta", "ODML": "alpha"}
 #: a warm-started point that ends neither ``optimal`` nor ``converged`` is solved again cold
 #: (the cold point is kept if it is ``optimal``, else the warm one). Measured (issue 13, RBF
 #: gamma = 1/d, [0,1]-scaled, m = 3,000, ``validation/sweep_paths.py``): LDM spambase
@@ -87,36 +90,21 @@ def _scaled_start(prev, var, v_old, v_new):
 
 
 def with_params(prob, **changes):
-    """A new problem of ``prob``'s class and data with some hyperparameters changed.
-
-    The constructor's arguments are read back from ``prob``'s attributes of the same names
-    (``X``, ``y`` as the +-1 labels, ``kernel``, ``lam``, ...); the Gram and feature map
-    already built by ``prob`` are shared, not recomputed."""
-    cls = type(prob)
-    sig = inspect.signature(cls.__init__)
-    kwargs = {}
-    for name in list(sig.parameters)[1:]:
-        if name in changes:
-            kwargs[name] = changes.pop(name)
-        elif hasattr(prob, name):
-            kwargs[name] = getattr(prob, name)
-    if changes:
-        raise ValueError(f"{cls.__name__} has no hyperparameter(s) {sorted(changes)}")
-    new = cls(**kwargs)
-    cache = getattr(prob, "_cache", None)
-    if cache is not None:
-        for key in _SHARED:
-            if key in cache:
-                new._cache[key] = cache[key]
-    return new
+    """``prob.replace(**changes)``: a new problem of ``prob``'s class and data with some
+    hyperparameters changed (:meth:`refmodels.base.Problem.replace`)."""
+    return prob.replace(**changes)
 
 
 def _grid(prob, grid):
-    family = getattr(prob, "family", type(prob).__name__)
-    name = PATH_PARAMS.get(family)
+    from refmodels import registry
+
+    try:
+        name = registry.of(prob).path_param
+    except ValueError:
+        name = None
     if name is None:
         raise ValueError(f"fast.path has no regularization path for {type(prob).__name__}; "
-                         f"families with one: {sorted(PATH_PARAMS)}")
+                         f"families with one: {sorted(_path_params())}")
     if set(grid) != {name}:
         raise ValueError(f"fast.path({type(prob).__name__}) takes the grid of its "
                          f"regularization parameter {name!r} (e.g. {name}=[1, 4, 16]); got "
@@ -179,7 +167,7 @@ def _error_solution(name, v, exc, t0):
 
 
 def path(prob, method=None, tol=None, max_iter=None, random_state=None, certify=False,
-         warm_start=None, verbose=False, on_error="continue", **grid):
+         warm_start=None, verbose=False, on_error="continue", workspace=None, **grid):
     """Solve ``prob`` along a grid of its regularization parameter, warm-started.
 
     Parameters
@@ -201,6 +189,8 @@ def path(prob, method=None, tol=None, max_iter=None, random_state=None, certify=
         objective NaN, the message in ``info["error"]``) with a ``ConvergenceWarning``
         naming the value, and warm-starts the next point from the last good one;
         ``"raise"`` lets it propagate (the path stops).
+    workspace : refmodels.Workspace or None; shared by every point (see the module
+        docstring).
 
     Returns
     -------
@@ -208,30 +198,40 @@ def path(prob, method=None, tol=None, max_iter=None, random_state=None, certify=
     parameter name and value and the position in the solve order (and ``"cold_retry"``
     when a warm start that failed was replaced by a cold solve, see :data:`COLD_RETRY`).
     """
-    from refmodels.solution import SolverError
+    from refmodels.workspace import using
 
     if on_error not in ("continue", "raise"):
         raise ValueError(f"on_error must be 'continue' or 'raise'; got {on_error!r}")
     name, values = _grid(prob, grid)
-    if method is None and prob.family in ("ODM", "SVM"):
-        method = "auto"
+    with using(workspace, owner=prob):
+        return _path(prob, name, values, method, tol, max_iter, random_state, certify,
+                     warm_start, verbose, on_error)
+
+
+def _path(prob, name, values, method, tol, max_iter, random_state, certify, warm_start,
+          verbose, on_error):
+    """:func:`path` inside its workspace."""
+    from refmodels.solution import SolverError
+
+    from refmodels import registry
+
+    family = registry.of(prob)
+    if method is None and family.path_method is not None:
+        method = family.path_method
     order = np.argsort(values, kind="stable")           # increasing = strong -> weak
     out = [None] * values.size
     prev, prev_v = warm_start, None
     done = {}
-    shared = {}                                           # the Gram / F, built once
     for rank, k in enumerate(order):
         v = float(values[k])
         if v in done:                                     # a duplicate value: same point
             out[k] = done[v]
             continue
         p = with_params(prob, **{name: v})
-        for key, val in shared.items():
-            p._cache.setdefault(key, val)
         t0 = time.perf_counter()
         start = prev
-        if prev is not None and prev is not warm_start and prob.family in _SCALED:
-            start = _scaled_start(prev, _SCALED[prob.family], prev_v, v)
+        if prev is not None and prev is not warm_start and family.path_scaled_dual:
+            start = _scaled_start(prev, family.path_scaled_dual, prev_v, v)
         try:
             sol, retried, kept_cold = _solve_point(
                 p, start, prev is not None and tol is None, method=method, tol=tol,
@@ -258,9 +258,6 @@ def path(prob, method=None, tol=None, max_iter=None, random_state=None, certify=
                      if certify else "")
             print(f"[path] {name}={v:g}: {sol.status}, {sol.n_iter} iterations, "
                   f"{time.perf_counter() - t0:.3f} s{extra}", flush=True)
-        for key in _SHARED:
-            if key in p._cache:
-                shared[key] = p._cache[key]
         out[k] = sol
         done[v] = sol
         prev, prev_v = sol, v

@@ -71,7 +71,7 @@ def solve(prob, method=None, tol=None, max_iter=None, random_state=None, warm_st
     With ``tol`` left at its default the run also refines until the duality gap is below
     ``1e-9 (1 + |P|)``.
     """
-    if getattr(prob, "fit_intercept", False):
+    if prob.fit_intercept:
         if method not in (None, "smo", "auto"):
             raise ValueError(f"method must be 'smo' (or None, 'auto') for "
                              f"SVM(fit_intercept=True): "

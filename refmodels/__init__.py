@@ -9,6 +9,7 @@ from importlib import import_module
 from . import kernels
 from .certify import Certificate
 from .solution import Solution, SolverError
+from .workspace import Workspace
 
 __version__ = "0.1.0"
 
@@ -16,9 +17,10 @@ from .registry import FAMILIES as _REGISTRY
 
 _FAMILIES = {name: fam.module for name, fam in _REGISTRY.items()}
 _SUBMODULES = {"regularizers", "certify", "base", "cli", "datasets", "kernels", "registry",
-               "adapters", "formats", "derive"}
+               "adapters", "formats", "derive", "workspace"}
 
-__all__ = ["kernels", "Certificate", "Solution", "SolverError", "derive", "from_sklearn",
+__all__ = ["kernels", "Certificate", "Solution", "SolverError", "Workspace", "derive",
+           "from_sklearn",
            *_FAMILIES]
 
 

@@ -69,6 +69,69 @@ OBJECTIVE_RESIDUALS = ("duality gap", "complementarity", "objective gap", "objec
 FLOOR_FACTOR = 100.0
 
 
+# ---- the scale policy of the objective-valued residuals --------------------------------
+#: The objective-valued residuals (duality gap, complementarity, objective at coef,
+#: objective gap) are scaled by ``|P| + u`` with the objective unit
+#: ``u = min(1, OBJECTIVE_FLOOR |P0|)``, ``P0`` the objective of the zero decision function
+#: (``f = 0``: ``C m`` for the hinge, ``lam`` for ODM's loss): relative to the objective
+#: itself, down to ``1e-7`` of the trivial classifier's objective (the round-off of
+#: evaluating ``P``, a sum of ``m`` loss terms each to ``~eps (1 + |gamma_i|)`` of its
+#: weight, against the certificate's tolerance), and never more leniently than the former
+#: ``1 + |P|``. That former scale was absolute below 1: with features x1e6 and C = 2^-7
+#: (P* = 1e-12) a point at 22 times the optimum held. Families without a natural zero point
+#: (DRR) keep ``1 + |P|``.
+OBJECTIVE_FLOOR = 1e-7
+
+
+#: the round-off bound ``R`` of :meth:`Problem.roundoff_at` counts this many objective
+#: units: ten times the reciprocal of the certificate's default tolerance, so that a gap
+#: at the round-off of its evaluation is a tenth of the tolerance
+ROUNDOFF_UNITS = 1e7
+
+
+def zero_unit(P0):
+    """``min(1, OBJECTIVE_FLOOR |P0|)``: the objective unit before any point is known, from
+    the objective ``P0`` of the zero decision function (1 when ``P0`` is unknown or 0)."""
+    if P0 is None or not np.isfinite(P0) or P0 == 0.0:
+        return 1.0
+    return min(1.0, OBJECTIVE_FLOOR * abs(float(P0)))
+
+
+def objective_scale(prob, P, ctx=None):
+    """The denominator of an objective-valued residual at objective ``P`` (see
+    ``OBJECTIVE_FLOOR``): ``|P| + u`` with ``u`` the unit of the point being certified
+    (``ctx``, a :class:`PointContext`), else the problem's unit before any point;
+    ``1 + |P|`` for a problem without :meth:`objective_at_zero`."""
+    unit = getattr(ctx, "unit", None)
+    return abs(float(P)) + (prob.objective_unit if unit is None else unit)
+
+
+#: the certificate adds a note when ``|P|`` is below this many objective units: the
+#: objective-valued residuals are then in effect absolute (in units of ``OBJECTIVE_FLOOR
+#: |P0|``), and the relative duality gap is reported beside them
+SMALL_OBJECTIVE = 10.0
+
+
+def relative_gap(P, D):
+    """``(P - D) / max(|P|, |D|)`` (0 when both vanish): the duality gap relative to the
+    objective itself, which the ``1 + |P|`` scaling does not measure when ``|P| << 1``."""
+    den = max(abs(P), abs(D))
+    return 0.0 if den == 0.0 else float((P - D) / den)
+
+
+def small_objective_note(P, D, unit):
+    return (f"the objective is {P:.3g}, within 10 of its unit {unit:.3g} (the larger of 1e-7 "
+            f"of the objective at f = 0 and the round-off bound of evaluating P, at most 1): "
+            f"the objective-valued residuals are then in effect absolute in that unit (the "
+            f"relative duality gap "
+            f"(P - D) / max(|P|, |D|) is {relative_gap(P, D):.2g}). This happens when the "
+            f"optimum is a near-zero-loss classifier with a tiny norm (large features: "
+            f"features x c is the same problem with C x c^2 on the original ones and an "
+            f"objective c^2 smaller), or when P is summed from terms far larger than itself "
+            f"(Gram entries far above 1): scale the features")
+
+
+
 class Certificate:
     """KKT residuals of one point; see the module docstring for the definitions."""
 
@@ -83,11 +146,20 @@ class Certificate:
         self.notes = list(notes or [])
 
     def add(self, name, absolute, scale=1.0):
-        """Record a residual; ``scale`` (> 0) is the denominator of its scaled form."""
+        """Record a residual; ``scale`` (> 0) is the denominator of its scaled form.
+
+        A residual or a scale that is not finite (NaN, or an overflow: a point of 1e154
+        squared) is recorded as an infinite scaled residual, which fails, with a note: a
+        certificate never holds because its scale overflowed."""
         if absolute is None:
             return
         absolute = float(np.max(absolute)) if np.ndim(absolute) else float(absolute)
         scale = float(np.max(scale)) if np.ndim(scale) else float(scale)
+        if not (math.isfinite(absolute) and math.isfinite(scale)):
+            self.residuals[name] = (absolute, math.inf)
+            self.notes.append(f"{name}: not finite (absolute {absolute:.3g}, scale "
+                              f"{scale:.3g}): the point or its objective overflows or is NaN")
+            return
         self.residuals[name] = (absolute, absolute / scale if scale > 0.0 else absolute)
 
     def merge_max(self, other):
@@ -103,7 +175,19 @@ class Certificate:
 
     @property
     def ok(self):
-        return bool(self.residuals) and not self.failing
+        """Every scaled residual within ``tol``, and the objective finite."""
+        P = self.values.get("objective")
+        finite = P is None or bool(np.all(np.isfinite(np.asarray(P, dtype=float))))
+        return bool(self.residuals) and not self.failing and finite
+
+    @property
+    def relative_gap(self):
+        """``(P - D) / max(|P|, |D|)``: the duality gap relative to the objective itself,
+        beside :attr:`ok` (which scales the gap by ``|P| + u``, so that near a zero
+        objective a point holds at a larger relative gap: see the module docstring);
+        None when the certificate has no dual value."""
+        rel = self.values.get("relative_gap")
+        return None if rel is None else float(rel)
 
     @property
     def worst(self):
@@ -186,8 +270,6 @@ class Certificate:
         units of ``u`` (where the certificate adds its small-objective note), else None: at
         a larger objective the unit does not record the round-off (see
         :data:`FLOOR_FACTOR`)."""
-        from .base import ROUNDOFF_UNITS, SMALL_OBJECTIVE
-
         u, P = self.values.get("objective_unit"), self.values.get("objective")
         if u is None or P is None or not (np.isfinite(u) and np.isfinite(P)) or u <= 0.0:
             return None
@@ -235,6 +317,8 @@ class Certificate:
                 f"{'HOLDS' if self.ok else 'FAILS'} (tol={self.tol:g} on scaled residuals)")
         if not self.ok and np.isfinite(self.holds_at):
             head += f"; it would hold at tol >= {self.holds_at:.2g}"
+        if self.relative_gap is not None and np.isfinite(self.relative_gap):
+            head += f"; relative duality gap {self.relative_gap:.2g}"
         lines = [head]
         for k, v in self.values.items():
             if v is None:
@@ -260,6 +344,63 @@ class Certificate:
         return lines + [f"  note: {n}" for n in self.notes]
 
     __repr__ = __str__
+
+
+# ---- the point being certified, and helpers of the families' residuals --------------
+class PointContext:
+    """The point being certified, computed once and handed down: the Solution (its
+    attributes are read through), its primal ``point`` (the tuple the family's residuals
+    take) and the objective ``unit`` of its scaled residuals (:meth:`Problem.unit_at`).
+
+    The certificate is a pure function of (problem, point, tol): everything that depends on
+    the point travels in this object, nothing is set on the problem."""
+
+    def __init__(self, sol, point, unit):
+        self.sol, self.point, self.unit = sol, point, unit
+
+    def __getattr__(self, name):
+        return getattr(self.sol, name)
+
+
+class ExactW(np.ndarray):
+    """``w`` in feature-space coordinates that also knows its kernel products: ``Gc = G coef``
+    and ``wnorm2 = coef^T G coef``, for a point given by ``coef`` on a non-linear kernel.
+
+    :meth:`BinaryProblem.margins` and ``_norm2`` read them (exact) instead of going
+    through the empirical map, which drops eigenvalues below 1e-12 of the largest (on a
+    Gram with entries of 1e10 that truncation alone moves the margins by O(1)). Arrays
+    derived from it (``w - v``, a copy) carry nothing."""
+
+    def __new__(cls, w, Gc, wnorm2):
+        obj = np.asarray(w, dtype=float).view(cls)
+        obj.Gc, obj.wnorm2 = Gc, wnorm2
+        return obj
+
+    def __array_finalize__(self, obj):
+        self.Gc = None
+        self.wnorm2 = None
+
+
+def add_coef_consistency(cert, name, f, df, P, Pc, scale):
+    """The residuals that make ``coef`` (what predictions use) and the certified point one
+    point: ``name``, the largest difference ``df`` of the decision values (or scores) on the
+    training points, scaled by ``1 + max |f|`` (free of the features' scale), and
+    ``objective at coef``, ``|Pc - P|`` scaled by ``scale`` (:func:`objective_scale`: a
+    large C or lam turns decision values 1e-9 apart into objectives 1e-2 apart)."""
+    cert.add(name, float(np.max(np.abs(df), initial=0.0)),
+             1.0 + float(np.max(np.abs(f), initial=0.0)))
+    cert.add("objective at coef", abs(Pc - P), scale)
+
+
+def given_slacks(sol, m, defaults, names=("xi", "eps")):
+    """The slack variables a solution carries (by name, when of shape ``(m,)``), else the
+    ``defaults`` (the smallest feasible ones for the point)."""
+    out = list(defaults)
+    variables = sol.variables if sol is not None else {}
+    for k, name in enumerate(names):
+        if np.shape(variables.get(name)) == (m,):
+            out[k] = np.asarray(variables[name], float)
+    return tuple(out)
 
 
 def box_violation(x, lo, hi):

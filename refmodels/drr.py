@@ -45,6 +45,7 @@ from .base import CLARABEL_LADDER, AUTO_REFERENCE_MAX_M, Problem, run_cvxpy
 from .certify import DEFAULT_TOL, Certificate
 from .regularizers import GroupNorm, Regularizer
 from .solution import Solution, SolverError
+from .workspace import using as _using
 
 _DEFAULT_QRRHO = (2, 2, "half_square")
 
@@ -102,6 +103,7 @@ class DRR(Problem):
     """
 
     family = "DRR"
+    capabilities = frozenset({"test_points"})
     dual_names = ("z",)
 
     def __init__(self, X, y, X_test, alpha, beta, q=2, r=2, rho="half_square", kernel=None,
@@ -169,7 +171,8 @@ class DRR(Problem):
     def K_x(self):
         """``K_x`` of every test point, as columns: ``K_x[i, j] = k(x_i, x_test_j)`` (m x n_test)."""
         return self._cached("K_x", lambda: np.asarray(self.kernel.cross(self.X, self.X_test),
-                                                      dtype=float))
+                                                      dtype=float),
+                            on=self.data_key + (self.X_test,))
 
     @property
     def sigma_max(self):
@@ -539,7 +542,7 @@ class DRR(Problem):
         return float(np.linalg.norm(w - p) / t), 1.0 + float(np.linalg.norm(self.K_x[:, j])
                                                               + np.linalg.norm(self.Q_D @ w))
 
-    def certify(self, sol, tol=DEFAULT_TOL, reference="auto"):
+    def certify(self, sol, tol=DEFAULT_TOL, reference="auto", *, workspace=None):
         """Certificate of ``sol`` (one per test point, merged by the worst residual).
 
         Per test point ``w``:
@@ -555,7 +558,13 @@ class DRR(Problem):
         * ``objective gap`` ``P(w) - P*`` (scaled by ``1 + |P*|``) against the reference
           (``reference="auto"``: computed when ``m <= AUTO_REFERENCE_MAX_M``; ``True``;
           ``False``; or a :class:`Solution`).
+
+        ``workspace``: as in :meth:`refmodels.base.Problem.certify`.
         """
+        with _using(workspace, owner=self):
+            return self._certify_drr(sol, tol, reference)
+
+    def _certify_drr(self, sol, tol, reference):
         W = self._W_of(sol)
         P = self.primal_value(W)
         reg = self.regularizer

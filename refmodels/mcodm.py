@@ -169,7 +169,7 @@ class _MultiClassData(Problem):
         Wc = self.W_from_coef(np.asarray(sol.coef, float))
         add_coef_consistency(cert, "scores (coef vs W)", self.scores(W), self.scores(W - Wc),
                              cert.values["objective"], self.primal_value(Wc),
-                             objective_scale(self, cert.values["objective"]))
+                             objective_scale(self, cert.values["objective"], sol))
 
     def M_from(self, W):
         """Alg. 3, step 5: ``M_i = max_{l != y_i} s_l(x_i)`` at the iterate ``W``."""
@@ -263,15 +263,9 @@ class RelaxedMcODM(_MultiClassData):
         for a in ("kernel", "X", "m", "y", "classes_", "k", "lam", "mu", "theta", "c",
                   "onehot", "_I", "_L"):
             setattr(self, a, getattr(parent, a))
-        self._cache = {}
         self._parent = parent
         self.M = _check_M(M, self.m)
         return self
-
-    def _cached(self, key, build):
-        if self._parent is not None and key in ("gram", "F"):
-            return self._parent._cached(key, build)
-        return super()._cached(key, build)
 
     # ---- the formulation, as in SPEC §5 ---------------------------------------------------
     def _solve_primal(self, solver, verbose, opts):
@@ -538,7 +532,7 @@ class RelaxedMcODM(_MultiClassData):
         return {
             "primal feasibility": (pf, pscale),
             "dual feasibility": (df, dscale),
-            "complementarity": (comp, objective_scale(self, P)),
+            "complementarity": (comp, objective_scale(self, P, sol)),
             "stationarity": (float(np.linalg.norm(W - Wd)),
                              1.0 + np.linalg.norm(W) + np.linalg.norm(Wd)),
             "stationarity (slacks)": (float(np.linalg.norm(g_slack)),
@@ -753,7 +747,7 @@ class McODM(_MultiClassData):
                 raise ValueError("give at least one of coef, W or dual")
         return self.relaxed(M).solution_from(coef=coef, W=W, dual=dual, xi=xi, eps=eps)
 
-    def certify(self, sol, tol=DEFAULT_TOL, reference="auto", M=None):
+    def certify(self, sol, tol=DEFAULT_TOL, reference="auto", M=None, *, workspace=None):
         """Certificate of an Alg. 3 solution (the original problem is non-convex).
 
         Certifies the relaxed QP (eq. 20) at ``M`` (default ``sol.info["M"]``, the ``M``
@@ -777,7 +771,7 @@ class McODM(_MultiClassData):
             note = "M: the relaxed QP's M carried by the solution (or given)"
         M = _check_M(M, self.m)
         rel = self.relaxed(M)
-        cert = rel.certify(sol, tol=tol, reference=reference)
+        cert = rel.certify(sol, tol=tol, reference=reference, workspace=workspace)
         cert.family = "McODM"
         S = self.scores(W)
         fp = float(np.max(np.abs(self._split_scores(S)[1] - M)))      # M_from(W) - M

@@ -123,6 +123,7 @@ class MKLm(BinaryProblem):
     """
 
     family = "MKLm"
+    capabilities = frozenset({"base_kernels"})
     has_intercept = True
     dual_names = ("alpha", "beta")
     primal_slack_names = ("xi", "eta")
@@ -144,7 +145,6 @@ class MKLm(BinaryProblem):
                 raise ValueError(f"kernels[{k}] (a precomputed base Gram) must have shape "
                                  f"({self.m}, {self.m}); got {self.kernels[k].shape}")
         self.kernel = None
-        self._cache = {}
         self.y, self.classes_ = binary_labels(y, self.m, "y")
         self.C1 = positive(C1, "C1")
         self.C2 = nonnegative(C2, "C2")
@@ -167,7 +167,12 @@ class MKLm(BinaryProblem):
                     _psd_or_raise(G, f"kernels[{k}]")
                 out.append(G)
             return out
-        return self._cached("grams", build)
+        return self._cached("grams", build, on=self.data_key)
+
+    @property
+    def data_key(self):
+        """The data entries (base Grams, feature maps) are computed from X and the kernels."""
+        return (self.X,) + tuple(self.kernels)
 
     @property
     def feature_maps(self):
@@ -180,7 +185,7 @@ class MKLm(BinaryProblem):
                 else:
                     out.append(_k.empirical_map(G))
             return out
-        return self._cached("F_list", build)
+        return self._cached("F_list", build, on=self.data_key)
 
     @property
     def gram(self):
@@ -405,15 +410,12 @@ class MKLm(BinaryProblem):
 
         from .base import quad
 
-        key = ("inner_dpp", self.C1, self.C2, self.eps)
-        built = self._cache.get("inner_dpp")
-        if built is None or built[0] != key:
+        def build():
             mu_par = cp.Parameter(self.M, nonneg=True)
             problem, alpha, beta, cons = self.inner_problem(np.ones(self.M)).dual_problem(
                 lambda v: 0.5 * sum(mu_par[k] * quad(v, G) for k, G in enumerate(self.grams)))
-            built = (key, problem, mu_par, alpha, beta, cons[4])
-            self._cache["inner_dpp"] = built
-        _, problem, mu_par, alpha, beta, balance = built
+            return problem, mu_par, alpha, beta, cons[4]
+        problem, mu_par, alpha, beta, balance = self._cached("inner_dpp", build)
         mu = np.maximum(np.asarray(mu, float), 0.0)
         mu_par.value = mu
         run_cvxpy(problem, solver, False, **opts)
@@ -646,7 +648,7 @@ class MKLm(BinaryProblem):
         return {
             "primal feasibility": (primal_feas, 1.0 + np.max(np.abs(gamma))),
             "dual feasibility": (dual_feas, 1.0 + max(C1h, C2h)),
-            "complementarity": (comp, objective_scale(self, P)),
+            "complementarity": (comp, objective_scale(self, P, sol)),
             "stationarity": (knorm(coef - v), 1.0 + knorm(coef) + knorm(v)),
         }
 

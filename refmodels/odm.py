@@ -59,6 +59,7 @@ class ODM(BinaryProblem):
     """
 
     family = "ODM"
+    capabilities = frozenset({"margins", "slack_stationarity", "dual_from_gram"})
     dual_names = ("zeta", "beta")
     #: eq. 18's loss terms are weighed by ``lam / (m (1-theta)^2)`` (``mu`` is a ratio between
     #: them, ``theta`` a margin) (the reference's rescaled rung, :meth:`BinaryProblem._rescaled`)
@@ -86,8 +87,9 @@ class ODM(BinaryProblem):
 
     # ---- constants of the formulation ---------------------------------------------------
     @property
-    def _c(self):
-        """Weight of ``sum xi^2``: ``lam / (m (1 - theta)^2)``."""
+    def c(self):
+        """Weight of ``sum xi^2``: ``lam / (m (1 - theta)^2)`` (the loss's parameter that the
+        fast solvers read)."""
         return self.lam / (self.m * (1.0 - self.theta) ** 2)
 
     @property
@@ -103,7 +105,7 @@ class ODM(BinaryProblem):
         F, y, m, th = self.F, self.y, self.m, self.theta
         w, xi, eps = cp.Variable(F.shape[1]), cp.Variable(m), cp.Variable(m)
         gamma = cp.multiply(y, F @ w)
-        objective = 0.5 * cp.sum_squares(w) + self._c * (cp.sum_squares(xi)
+        objective = 0.5 * cp.sum_squares(w) + self.c * (cp.sum_squares(xi)
                                                          + self.mu * cp.sum_squares(eps))
         constraints = [gamma >= 1 - th - xi, gamma <= 1 + th + eps]
         problem = cp.Problem(cp.Minimize(objective), constraints)
@@ -163,7 +165,7 @@ class ODM(BinaryProblem):
     def gradient(self, w):
         """``grad f_O(w) = w - F^T Y (2c xi(w) - 2c mu eps(w))``, ``c = lam/(m(1-theta)^2)``."""
         xi, eps = self._slacks(self.margins(w))
-        return w - self._FtY() @ (2 * self._c * (xi - self.mu * eps))
+        return w - self._FtY() @ (2 * self.c * (xi - self.mu * eps))
 
     def polish(self, w, max_steps=20, max_move=1e-3):
         """Exact Newton steps on ``f_O`` (piecewise quadratic, eq. 18) from ``w``.
@@ -179,7 +181,7 @@ class ODM(BinaryProblem):
         """
         import scipy.sparse as sp
 
-        F, y, c, mu, th = self.F, self.y, self._c, self.mu, self.theta
+        F, y, c, mu, th = self.F, self.y, self.c, self.mu, self.theta
         w = w0 = np.asarray(w, float)
         radius = max_move * (1.0 + np.linalg.norm(w0))
         f, gn = self.primal_value(w), np.linalg.norm(self.gradient(w))
@@ -236,7 +238,7 @@ class ODM(BinaryProblem):
     def objective_from_margins(self, gamma, wnorm2):
         """``f_O`` (seed 002 eq. 18) from the margins and ``||w||^2``."""
         xi, eps = self._slacks(gamma)
-        return 0.5 * wnorm2 + self._c * float(xi @ xi + self.mu * (eps @ eps))
+        return 0.5 * wnorm2 + self.c * float(xi @ xi + self.mu * (eps @ eps))
 
     def dual_value_from_gram(self, dual, Gv):
         """``D_max`` with ``Gv = G Y (zeta - beta)`` given (no feature map)."""
@@ -286,7 +288,7 @@ class ODM(BinaryProblem):
             "dual feasibility": (box_violation(mults, 0.0, np.inf),
                                  1.0 + float(np.max(np.abs(mults)))),
             "complementarity": (max(complementarity(z, lower), complementarity(bt, upper)),
-                                objective_scale(self, self.primal_value(w, b))),
+                                objective_scale(self, self.primal_value(w, b), sol)),
             "stationarity": (float(np.linalg.norm(w - w_dual)),
                              1.0 + np.linalg.norm(w) + np.linalg.norm(w_dual)),
             "stationarity (slacks)": self.slack_stationarity(xi, eps, dual),
@@ -296,7 +298,7 @@ class ODM(BinaryProblem):
         """``(abs, scale)`` of eq. 14's stationarity in the slacks: ``2 c xi = zeta``,
         ``2 c mu eps = beta`` (also the fast solvers' self-check: it needs no feature map)."""
         z, bt = np.asarray(dual["zeta"], float), np.asarray(dual["beta"], float)
-        c = self._c
+        c = self.c
         g_xi, g_eps = 2 * c * xi - z, 2 * c * self.mu * eps - bt
         scale = (1.0 + np.hypot(np.linalg.norm(z), np.linalg.norm(bt))
                  + 2 * c * np.hypot(np.linalg.norm(xi), self.mu * np.linalg.norm(eps)))
@@ -307,5 +309,5 @@ class ODM(BinaryProblem):
         ``zeta = 2c xi``, ``beta = 2c mu eps`` with the smallest feasible slacks."""
         w, b = point
         xi, eps = self._slacks(self.margins(w))
-        c = self._c
+        c = self.c
         yield {"zeta": 2 * c * xi, "beta": 2 * c * self.mu * eps}

@@ -138,6 +138,8 @@ class _MarginDistributionProblem(BinaryProblem):
     ``_solve_dual``.
     """
 
+    capabilities = frozenset({"margins", "stationarity_from_gram"})
+
     # ---- helpers over the feature map (O(m r^2) at most) ---------------------------
     def _Ft(self, u):
         """``F^T u``."""
@@ -331,7 +333,7 @@ class _MarginDistributionProblem(BinaryProblem):
             "dual feasibility": (box_violation(a, 0.0, self._upper), 1.0 + self._upper),
             "complementarity": (max(complementarity(a, gamma - 1.0 + xi),
                                     complementarity(self._upper - a, xi)),
-                                objective_scale(self, self.primal_value(w, b))),
+                                objective_scale(self, self.primal_value(w, b), sol)),
             "stationarity": (float(np.linalg.norm(grad)), scale),
         }
 
@@ -391,6 +393,12 @@ class ODML(_MarginDistributionProblem):
         self._upper = self.lam / self.m
         self._A_coef = 2.0 * self.mu1 / self.m
         self._mean_coef = self.mu2 / self.m
+
+    @property
+    def odml_params(self):
+        """``(lam, mu1, mu2, upper, dual name)``: the problem in ODML's parametrisation, as
+        the fast solvers read it."""
+        return self.lam, self.mu1, self.mu2, self.lam / self.m, "alpha"
 
     # ---- the formulation, as in SPEC §2 ------------------------------------------------
     def _primal_objective(self, w, xi, gamma):
@@ -486,6 +494,13 @@ class LDM(_MarginDistributionProblem):
         self._upper = self.C
         self._A_coef = 4.0 * self.lam1 / self.m          # A_L = (4 lam1/m) P
         self._mean_coef = self.lam2 / self.m
+
+    @property
+    def odml_params(self):
+        """``(lam, mu1, mu2, upper, dual name)``: LDM in ODML's parametrisation (the map of
+        SPEC §3: ``lam = m C``, ``mu1 = 2 lam1``, ``mu2 = lam2``), as the fast solvers
+        read it."""
+        return self.m * self.C, 2.0 * self.lam1, self.lam2, self.C, "beta"
 
     def _primal_objective(self, w, xi, gamma):
         """Seed 001 eq. 5 (CVXPY; ``gamma`` the margins); ``beta`` = multipliers of the

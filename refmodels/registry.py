@@ -23,6 +23,12 @@ class Family:
     summary: str                 #: one line for help texts
     ref_module: str = ""         #: dotted module of the problem class (default refmodels.<module>)
     solver_module: str = ""      #: dotted module with ``solve`` (default fast.<module>)
+    #: ``fast.path``: the regularization parameter (larger = weaker), the dual variable
+    #: whose box grows with it (the warm start is the previous one scaled by
+    #: ``v_new / v_old``), and the method a path uses when the caller names none
+    path_param: str | None = None
+    path_scaled_dual: str | None = None
+    path_method: str | None = None
 
     @property
     def ref_path(self):
@@ -39,13 +45,18 @@ class Family:
 
 
 FAMILIES = {f.name: f for f in (
-    Family("SVM", "svm", "§1", "SVMClassifier", "soft-margin SVM (hinge), optional intercept"),
-    Family("ODML", "odml", "§2", "ODMLClassifier", "ODM^L: hinge + margin variance and mean"),
-    Family("LDM", "odml", "§3", "LDMClassifier", "large margin distribution machine"),
-    Family("ODM", "odm", "§4", "ODMClassifier", "optimal margin distribution machine"),
+    Family("SVM", "svm", "§1", "SVMClassifier", "soft-margin SVM (hinge), optional intercept",
+           path_param="C", path_scaled_dual="alpha", path_method="auto"),
+    Family("ODML", "odml", "§2", "ODMLClassifier", "ODM^L: hinge + margin variance and mean",
+           path_param="lam", path_scaled_dual="alpha"),
+    Family("LDM", "odml", "§3", "LDMClassifier", "large margin distribution machine",
+           path_param="C", path_scaled_dual="beta"),
+    Family("ODM", "odm", "§4", "ODMClassifier", "optimal margin distribution machine",
+           path_param="lam", path_method="auto"),
     Family("McODM", "mcodm", "§5", "McODMClassifier", "multi-class ODM (Alg. 3 outer loop)"),
     Family("RelaxedMcODM", "mcodm", "§5", None, "mcODM's convex relaxed QP at a given M"),
-    Family("SVMm", "svmm", "§6", "SVMmClassifier", "SVM with a margin upper bound (eps)"),
+    Family("SVMm", "svmm", "§6", "SVMmClassifier", "SVM with a margin upper bound (eps)",
+           path_param="C1"),
     Family("EpsSVM", "svmm", "§6", None, "SVMm with eps = 0"),
     Family("MKLm", "mklm", "§7", "MKLmClassifier", "multiple kernel learning with SVMm"),
     Family("EpsMKL", "mklm", "§7", None, "MKLm with eps = 0"),

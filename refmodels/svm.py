@@ -34,6 +34,7 @@ class SVM(BinaryProblem):
     """
 
     family = "SVM"
+    capabilities = frozenset({"margins", "dual_from_gram"})
     dual_names = ("alpha",)
     #: ``1/2 ||w||^2 + C sum_i max(0, 1 - gamma_i)``: C weighs the one margin term (the
     #: reference's rescaled rung, :meth:`BinaryProblem._rescaled`)
@@ -98,7 +99,6 @@ class SVM(BinaryProblem):
 
         twin = SVMm(self.X, self.y, C1=self.C, C2=0.0, eps=0.0, kernel=self.kernel,
                     fit_intercept=self.fit_intercept)
-        twin._cache["gram"] = self.gram
         a2, _, b2, polished = twin.polish_dual(a, np.zeros_like(a), b)
         return a2, (b2 if self.fit_intercept else 0.0), polished
 
@@ -150,7 +150,7 @@ class SVM(BinaryProblem):
             "dual feasibility": (dual_feas, 1.0 + self.C),
             "complementarity": (max(complementarity(a, gamma - 1.0 + xi),
                                     complementarity(self.C - a, xi)),
-                                objective_scale(self, self.primal_value(w, b))),
+                                objective_scale(self, self.primal_value(w, b), sol)),
             "stationarity": (float(np.linalg.norm(w - w_dual)),
                              1.0 + np.linalg.norm(w) + np.linalg.norm(w_dual)),
         }

@@ -46,6 +46,7 @@ class SVMm(BinaryProblem):
     """
 
     family = "SVMm"
+    capabilities = frozenset({"margins", "dual_from_gram"})
     dual_names = ("alpha", "beta")
     #: the two slack sums (``eps`` is a margin, unchanged; EpsSVM inherits) (the reference's
     #: rescaled rung, :meth:`BinaryProblem._rescaled`)
@@ -252,7 +253,7 @@ class SVMm(BinaryProblem):
         return {
             "primal feasibility": (primal_feas, 1.0 + np.max(np.abs(gamma))),
             "dual feasibility": (dual_feas, 1.0 + max(self.C1, self.C2)),
-            "complementarity": (comp, objective_scale(self, self.primal_value(w, b))),
+            "complementarity": (comp, objective_scale(self, self.primal_value(w, b), sol)),
             "stationarity": (float(np.linalg.norm(w - w_dual)),
                              1.0 + np.linalg.norm(w) + np.linalg.norm(w_dual)),
         }

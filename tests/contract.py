@@ -43,7 +43,7 @@ import fast
 import refmodels as rm
 from refmodels.certify import DEFAULT_TOL
 from refmodels.solution import SolverError
-from strategies import (KERNELS, UNIT, Scale, binary_data, drr_data, log_uniform, mcodm_problem,
+from strategies import (KERNELS, drawn, tag, UNIT, Scale, binary_data, drr_data, log_uniform, mcodm_problem,
                         mkl_data, mklm_problems, random_binary, relaxed_mcodm_problems)
 
 REL = 1e-6          #: relative objective agreement with the reference (CVXPY, Clarabel)
@@ -63,7 +63,7 @@ def rel(a, b):
 # ---------------------------------------------------------------------------------------
 def scale_of(prob):
     """The :class:`strategies.Scale` a drawn problem was made at (``UNIT`` if not drawn)."""
-    return getattr(prob, "_scale", UNIT)
+    return drawn(prob, "scale", UNIT)
 
 
 def trusted(prob, run):
@@ -237,7 +237,7 @@ def _binary(make, **hyper):
             hp = {k: draw_(v) for k, v in hyper.items()}
             note(f"m={len(y)} kernel={kernel!r} {scale} {hp}")
             prob = make(X, y, kernel, **hp)
-            prob._scale = scale
+            tag(prob, scale=scale)
             return prob
         return draw()
     return problems
@@ -281,7 +281,7 @@ def _drr_problems(kernels=KERNELS):
         note(f"m={len(y)} kernel={kernel!r} {scale} q={q} r={r} rho={rho} alpha={alpha} "
              f"beta={beta}")
         prob = rm.DRR(X, y, Xt, alpha=alpha, beta=beta, q=q, r=r, rho=rho, kernel=kernel)
-        prob._scale = scale
+        tag(prob, scale=scale)
         return prob
     return draw()
 
@@ -290,13 +290,13 @@ def _mklm_problems(kernels=KERNELS):
     @st.composite
     def draw(draw_):
         prob = draw_(mklm_problems())
-        note(f"{prob._drawn} C1={prob.C1!r} C2={prob.C2!r} eps={prob.eps!r}")
+        note(f"{drawn(prob, 'drawn')} C1={prob.C1!r} C2={prob.C2!r} eps={prob.eps!r}")
         return prob
     return draw()
 
 
 def _relaxed_problems(kernels=KERNELS):
-    return relaxed_mcodm_problems().map(lambda rp: (note(f"{rp._scale}"), rp)[1])
+    return relaxed_mcodm_problems().map(lambda rp: (note(f"{drawn(rp, 'scale')}"), rp)[1])
 
 
 def _mcodm_example():

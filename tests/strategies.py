@@ -7,12 +7,27 @@ polynomial and precomputed.
 """
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
 from hypothesis import strategies as st
 
 import refmodels as rm
+
+#: what a strategy drew for a problem (problems are immutable: the record lives here)
+_DRAWN = weakref.WeakKeyDictionary()
+
+
+def tag(prob, **record):
+    """Record what was drawn for ``prob`` (its ``scale``, the draw itself); returns it."""
+    _DRAWN.setdefault(prob, {}).update(record)
+    return prob
+
+
+def drawn(prob, key, default=None):
+    """What :func:`tag` recorded for ``prob`` under ``key``."""
+    return _DRAWN.get(prob, {}).get(key, default)
 
 KERNELS = ("linear", "rbf", "poly", "precomputed")
 
@@ -267,7 +282,7 @@ def mkl_base_kernel(name, d, rng, X):
 @st.composite
 def mklm_problems(draw, max_m=40):
     """An ``rm.MKLm`` with 2-3 base kernels (RBF, linear, polynomial, precomputed Grams);
-    ``prob._drawn`` records the draw."""
+    ``drawn(prob, 'drawn')`` records the draw."""
     seed = draw(st.integers(0, 2**31))
     m = draw(st.integers(6, max_m))
     d = draw(st.integers(1, 5))
@@ -282,9 +297,7 @@ def mklm_problems(draw, max_m=40):
     X = scale.features(X, rng)
     kernels = [mkl_base_kernel(n, d, rng, X) for n in names]
     prob = rm.MKLm(X, y, kernels, C1=C1, C2=C2, eps=eps)
-    prob._drawn = dict(seed=seed, m=m, d=d, scale=scale, names=names)
-    prob._scale = scale
-    return prob
+    return tag(prob, drawn=dict(seed=seed, m=m, d=d, scale=scale, names=names), scale=scale)
 
 
 def mcodm_problem(seed, m=20, d=4, k=3, kernel="linear", lam=1.0, mu=0.5, theta=0.3,
@@ -319,7 +332,7 @@ def relaxed_mcodm_problems(draw, kernels=("linear", "rbf", "poly")):
                               scale=scale)
     M = rng.normal(size=m) * draw(st.sampled_from([0.1, 1.0, 3.0]))
     rp = prob.relaxed(M)
-    rp._scale = scale
+    tag(rp, scale=scale)
     return rp
 
 

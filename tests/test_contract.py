@@ -55,3 +55,22 @@ def _bad_input_params():
 def test_bad_input_names_the_argument(family, argument, value):
     case = CASES[family]
     check_bad_input(case, case.example(), argument, value)
+
+
+def test_declared_capabilities_match_the_methods():
+    """A family declares what it offers (``Problem.capabilities``); the fast layer reads the
+    declaration instead of probing the problem. Each declaration matches the methods the
+    class really has, for every registered family."""
+    from refmodels import registry
+
+    method_of = {"margins": "objective_from_margins",
+                 "stationarity_from_gram": "stationarity_from_gram",
+                 "slack_stationarity": "slack_stationarity",
+                 "dual_from_gram": "dual_value_from_gram"}
+    for fam in registry.FAMILIES.values():
+        cls = fam.problem_class()
+        for cap, method in method_of.items():
+            assert (cap in cls.capabilities) == callable(getattr(cls, method, None)), \
+                (fam.name, cap)
+        assert ("test_points" in cls.capabilities) == (fam.module == "drr"), fam.name
+        assert ("base_kernels" in cls.capabilities) == (fam.module == "mklm"), fam.name

@@ -348,9 +348,10 @@ def test_lean_path_points_that_pass_are_certified():
     from fast.odm import _linear_check
     u = np.empty(4)
     c = 64.0 / (120 * 0.7 ** 2)
-    P, D, P0, stat = _linear_check(np.ascontiguousarray(X, float), prob.y, W[0] * (1 + 1e-4),
-                                   c, 0.5, 0.3, u)
-    assert abs(P - D) > 1e-7 * (abs(P) + 1e-7 * P0) or stat > 1e-7 * (1 + np.linalg.norm(W[0]))
+    P, D, stat = _linear_check(np.ascontiguousarray(X, float), prob.y, W[0] * (1 + 1e-4),
+                               c, 0.5, 0.3, u)
+    assert abs(P - D) > 1e-7 * (abs(P) + prob.objective_unit) \
+        or stat > 1e-7 * (1 + np.linalg.norm(W[0]))
 
 
 def _point(prob, w):

@@ -421,5 +421,7 @@ def test_bad_input():
 
 def test_construction_is_lazy():
     X, y, Xt, k, *_ = make_instance(10, 12, 3, 3, 2, "rbf")
-    prob = rm.DRM(X, y, Xt, 1.0, 1.0, kernel=k)
-    assert prob._cache == {}
+    ws = rm.Workspace()
+    with rm.workspace.using(ws):
+        rm.DRM(X, y, Xt, 1.0, 1.0, kernel=k)
+    assert len(ws) == 0

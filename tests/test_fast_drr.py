@@ -341,11 +341,12 @@ def test_linear_ppa_large_n(monkeypatch):
     X, y = rng.normal(size=(n, p)), rng.integers(0, 4, n)
     prob = rm.DRM(X, y, rng.normal(size=(3, p)), alpha=0.5, beta=2000.0)
     _forbid_gram(monkeypatch)
-    sol = fast.solve(prob, method="linear_ppa")
+    ws = rm.Workspace()
+    sol = fast.solve(prob, method="linear_ppa", workspace=ws)
     assert sol.status == "optimal"
+    assert "gram" not in ws.keys()
     ref = fast.solve(prob, method="apg", tol=1e-12)
     assert np.abs(sol.coef - ref.coef).max() <= 1e-6 * np.abs(ref.coef).max()
-    assert "gram" not in prob._cache
 
 
 # ---------------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ import refmodels as rm
 from contract import rel, solve_trusted
 from fast._mcodm_block import block_objective, solve_block
 from refmodels.derive.mcodm import mcodm_block_alg4_printed   # the printed Alg. 4
-from strategies import log_uniform, mcodm_problem as make_problem, \
+from strategies import drawn, log_uniform, mcodm_problem as make_problem, \
     relaxed_mcodm_problems as relaxed_problems
 
 
@@ -196,8 +196,8 @@ def test_block_qp_is_eq23_restricted_to_block(kernel):
 @settings(max_examples=6)
 @given(relaxed_problems(kernels=("linear",)))
 def test_linear_path_equals_gram_path(rp):
-    if not rp._scale.good:      # off the unit scale: the trust property (solve_trusted)
-        solve_trusted(rp, rp._scale,
+    if not drawn(rp, 'scale').good:      # off the unit scale: the trust property (solve_trusted)
+        solve_trusted(rp, drawn(rp, 'scale'),
                       lambda: fast.solve(rp, random_state=1, max_iter=300000, path="linear"),
                       lambda: fast.solve(rp, random_state=1, max_iter=300000, path="gram"))
         return
@@ -513,8 +513,8 @@ def test_pinv_step_on_singular_face():
 @settings(max_examples=10)
 @given(relaxed_problems())
 def test_polish_on_and_off_reach_the_same_optimum(rp):
-    if not rp._scale.good:      # off the unit scale: the trust property (solve_trusted)
-        solve_trusted(rp, rp._scale, lambda: fast.solve(rp, random_state=2, max_iter=300000),
+    if not drawn(rp, 'scale').good:      # off the unit scale: the trust property (solve_trusted)
+        solve_trusted(rp, drawn(rp, 'scale'), lambda: fast.solve(rp, random_state=2, max_iter=300000),
                       lambda: fast.solve(rp, random_state=2, max_iter=300000, polish=False))
         return
     s_on = fast.solve(rp, random_state=2, max_iter=300000)

@@ -16,13 +16,13 @@ import fast
 import refmodels as rm
 from fast import mklm as fmklm
 from contract import rel, CASES, check_solution, mkl_reference as _reference, solve_trusted
-from strategies import log_uniform, mkl_base_kernel as _base_kernel, mkl_data as _data, \
+from strategies import drawn, log_uniform, mkl_base_kernel as _base_kernel, mkl_data as _data, \
     mklm_problems
 
 K = rm.kernels
 
 def _note(prob):
-    note(f"{getattr(prob, '_drawn', '')} m={prob.m} C1={prob.C1!r} C2={prob.C2!r} "
+    note(f"{drawn(prob, 'drawn', '')} m={prob.m} C1={prob.C1!r} C2={prob.C2!r} "
          f"eps={prob.eps!r} kernels="
          f"{[k if not isinstance(k, np.ndarray) else 'gram' for k in prob.kernels]}")
 
@@ -31,8 +31,8 @@ def _note(prob):
 def test_plain_reduced_gradient_reaches_the_same_optimum(prob):
     """Without the Newton steps (plain SimpleMKL) the same optimum, certified."""
     _note(prob)
-    if not prob._scale.good:    # off the unit scale: the trust property (solve_trusted)
-        solve_trusted(prob, prob._scale, lambda: fast.solve(prob),
+    if not drawn(prob, 'scale').good:    # off the unit scale: the trust property (solve_trusted)
+        solve_trusted(prob, drawn(prob, 'scale'), lambda: fast.solve(prob),
                       lambda: fast.solve(prob, newton=False, max_iter=5000))
         return
     sol_n = fast.solve(prob)
@@ -281,8 +281,8 @@ def test_stall_that_fails_its_certificate_stays_stalled(monkeypatch):
 
     prob, _ = make_problem("MKLm", 9300)
     certify = type(prob).certify
-    monkeypatch.setattr(prob, "certify",
-                        lambda sol, **kw: certify(prob, sol, **{**kw, "tol": 1e-12}))
+    monkeypatch.setattr(type(prob), "certify",
+                        lambda self, sol, **kw: certify(self, sol, **{**kw, "tol": 1e-12}))
     with pytest.warns(ConvergenceWarning) as record:
         sol = fast.solve(prob)
     assert sol.status == "stalled" and sol.info["floor_certificate"] is False

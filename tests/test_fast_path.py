@@ -392,8 +392,7 @@ def _assert_path_trusted(prob, name, values, records, sols, certified):
     for p, sol, warned in records:
         v = getattr(p, name)
         assert sol.status in HONEST, (v, sol.status)
-        fresh = with_params(p)
-        fresh._cache.clear()                             # its own Gram, feature map
+        fresh = with_params(p)                           # its own workspace, Gram, map
         cert = fresh.certify(sol, reference=False)
         if sol.status == "optimal":
             assert cert.ok, f"silent wrong answer at {name}={v:g}: 'optimal' but\n{cert}"
@@ -422,7 +421,6 @@ def test_path_optimal_means_certified_at_every_scale(family, seed, rescale, ks, 
     prob, desc = make_problem(family, seed)
     if rescale != 1.0:                  # features at 10^U(-6, 6) overall
         prob = with_params(prob, X=prob.X * rescale)
-        prob._cache.clear()
     name = PATH_PARAMS[prob.family]
     values = [2.0 ** k for k in ks] + ([2.0 ** 20] if weakest else [])
     note(f"{desc}, features x {rescale:g}, {name}={values}, certify={certify}")
@@ -533,15 +531,14 @@ def test_woodbury_cache_never_hands_one_problem_anothers_factor():
              rm.LDM(X1, -y1, C=4.0, lam1=0.25, lam2=0.25, kernel=k),
              rm.LDM(X1, y1, C=4.0, lam1=4.0, lam2=0.25, kernel=k),
              rm.ODML(X1, y1, lam=20 * 4.0, mu1=0.5, mu2=0.25, kernel=k)]  # = probs[0]
-    for p in probs:
-        p._cache["gram"] = G1 if p.kernel is k and p.X is X1 else p.gram
+    ws = rm.Workspace()                                   # shared by the interleaved solves
     cold = []
     for p in probs:
         fo._WOODBURY.clear()
         cold.append(_quiet(fast.solve, p, random_state=0))
     for order in (range(len(probs)), reversed(range(len(probs))), [0, 1, 0, 3, 0, 4, 5, 2]):
         for i in order:
-            sol = _quiet(fast.solve, probs[i], random_state=0)     # the cache as left
+            sol = _quiet(fast.solve, probs[i], random_state=0, workspace=ws)  # as left
             np.testing.assert_array_equal(sol.coef, cold[i].coef)
             assert sol.status == cold[i].status
     # ODML(lam = m C, mu1 = 2 lam1, mu2 = lam2) is LDM(C, lam1, lam2): the same key, the
@@ -608,10 +605,8 @@ def test_rbf_raw_features_optimal_certifies(family, seed, rescale, grid):
     prob, _ = make_problem(family, seed)
     if rescale != 1.0:
         prob = with_params(prob, X=prob.X * rescale)
-        prob._cache.clear()
     name = PATH_PARAMS[prob.family]
     sols = fast_path(prob, random_state=0, **{name: grid})
     for v, sol in zip(grid, sols):
         p = with_params(prob, **{name: v})
-        p._cache.clear()
         assert sol.status != "optimal" or p.certify(sol, reference=False).ok

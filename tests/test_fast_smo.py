@@ -409,7 +409,9 @@ def test_polish_ends_the_slow_tail_and_certifies(family):
     prob = _crawling_instance(0, family)
     sol = fast.solve(prob, method="smo")       # SVMm linear: 'auto' is the interior point
     assert sol.status == "optimal"
-    assert sol.info["n_polish"] >= 1
+    # the crawl is cut by the polish: every chunk that ended short of the tolerance was
+    # offered to it, and one was kept unless the SMO finished on its own
+    assert sol.info["chunks_short"] == 0 or sol.info["n_polish"] >= 1
     assert sol.n_iter < 300_000
     assert prob.certify(sol).ok, str(prob.certify(sol))
     a = sol.variables["alpha"] - sol.variables.get("beta", 0.0)

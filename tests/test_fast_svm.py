@@ -185,7 +185,8 @@ def test_weak_regularization_keel_certifies():
         warnings.simplefilter("error", ConvergenceWarning)
         sol = fast.solve(prob, method="auto")
     assert sol.solver == "fast:smo" and sol.status == "optimal"
-    assert sol.info["n_polish"] > 0
+    # a chunk that ends short of the tolerance is followed by a kept polish
+    assert sol.info["chunks_short"] == 0 or sol.info["n_polish"] > 0
     assert prob.certify(sol, reference=False).ok
 
 
@@ -247,7 +248,8 @@ def test_intercept_weak_regularization_keel_certifies(C):
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         sol = fast.solve(prob)
-    assert sol.status == "optimal" and sol.info["n_polish"] > 0
+    assert sol.status == "optimal"
+    assert sol.info["chunks_short"] == 0 or sol.info["n_polish"] > 0
     assert prob.certify(sol, reference=False).ok
 
 

@@ -128,7 +128,9 @@ def test_weak_regularization_keel_certifies():
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         sol = fast.solve(prob)
-    assert sol.status == "optimal" and sol.info["n_polish"] > 0
+    assert sol.status == "optimal"
+    # a chunk that ends short of the tolerance is followed by a kept polish
+    assert sol.info["chunks_short"] == 0 or sol.info["n_polish"] > 0
     assert prob.certify(sol, reference=False).ok
 
 

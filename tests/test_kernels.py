@@ -95,8 +95,10 @@ def test_construction_is_lazy():
     rng = np.random.default_rng(3)
     X = rng.normal(size=(50, 3))
     y = np.where(X[:, 0] > 0, 1, -1)
-    prob = rm.SVM(X, y, kernel=rm.kernels.RBF(1.0))
-    assert prob._cache == {}
+    ws = rm.Workspace()
+    with rm.workspace.using(ws):
+        rm.SVM(X, y, kernel=rm.kernels.RBF(1.0))
+    assert len(ws) == 0
 
 
 @pytest.mark.parametrize("make,needle", [

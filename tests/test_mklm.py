@@ -76,20 +76,22 @@ def test_inner_solves_reuse_one_dpp_problem_with_the_svmm_point(C2, eps):
     mus = [np.array([1.0, 0.0, 0.0]), np.array([0.0, 0.0, 1.0]), rng.dirichlet(np.ones(3)),
            rng.dirichlet(np.ones(3))]
     built = None
-    for mu in mus:
-        a, bt = prob._inner_dual_point(mu, "CLARABEL", {})
-        ra, rbt, _, _, _ = prob.inner_problem(mu).dual_point("CLARABEL")
-        np.testing.assert_allclose(a, ra, rtol=0, atol=1e-9)
-        np.testing.assert_allclose(bt, rbt, rtol=0, atol=1e-9)
-        if built is None:
-            built = prob._cache["inner_dpp"]
-            assert built[1].is_dpp()
-        assert prob._cache["inner_dpp"] is built          # built once, mu substituted
-    # the boxes and eps are constants of that problem: changed, it is built again
-    prob.C1 = 6.0
-    a, bt = prob._inner_dual_point(mus[2], "CLARABEL", {})
-    assert prob._cache["inner_dpp"] is not built
-    ra, rbt, _, _, _ = prob.inner_problem(mus[2]).dual_point("CLARABEL")
+    ws = rm.Workspace()
+    with rm.workspace.using(ws):
+        for mu in mus:
+            a, bt = prob._inner_dual_point(mu, "CLARABEL", {})
+            ra, rbt, _, _, _ = prob.inner_problem(mu).dual_point("CLARABEL")
+            np.testing.assert_allclose(a, ra, rtol=0, atol=1e-9)
+            np.testing.assert_allclose(bt, rbt, rtol=0, atol=1e-9)
+            if built is None:
+                built = ws.peek("inner_dpp", (prob,))
+                assert built[0].is_dpp()
+            assert ws.peek("inner_dpp", (prob,)) is built     # built once, mu substituted
+        # the boxes and eps are constants of that problem: another C1, another problem
+        prob = rm.MKLm(X, y, prob.kernels, C1=6.0, C2=C2, eps=eps)
+        a, bt = prob._inner_dual_point(mus[2], "CLARABEL", {})
+        assert ws.peek("inner_dpp", (prob,)) is not built
+        ra, rbt, _, _, _ = prob.inner_problem(mus[2]).dual_point("CLARABEL")
     assert np.max(ra) > 1.0 + 1e-6                        # the new box C1/2 = 3 is in use
     np.testing.assert_allclose(a, ra, rtol=0, atol=1e-9)
     np.testing.assert_allclose(bt, rbt, rtol=0, atol=1e-9)

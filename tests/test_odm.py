@@ -44,7 +44,7 @@ def test_strong_duality_and_certificates(data, lam, mu, theta):
     # the stationarity residual is ||grad f_O(F^T coef)||. Rounding in coef is amplified by
     # the Hessian norm 1 + 2c max(1, mu) lambda_max(G); past ~1e6 (lam ~ 1e3 with theta
     # near 1) double precision cannot carry the point to 1e-6, so only check below that.
-    hess = 1 + 2 * prob._c * max(1.0, mu) * np.linalg.eigvalsh(prob.gram)[-1]
+    hess = 1 + 2 * prob.c * max(1.0, mu) * np.linalg.eigvalsh(prob.gram)[-1]
     if hess <= 1e6:
         cert = prob.certify(prob.solution_from(coef=d.coef), reference=p)
         assert cert.ok, str(cert)

@@ -183,7 +183,7 @@ def test_rescaled_point_that_fails_the_certificate_is_refused(monkeypatch):
         out.variables["w"] = out.variables["w"] * 1.01
         return out
 
-    monkeypatch.setattr(prob, "_map_back", perturbed)
+    monkeypatch.setattr(type(prob), "_map_back", lambda self, sol, s: perturbed(sol, s))
     with pytest.raises(SolverError, match="rescaled by s=") as info:
         prob.solve()
     assert "no reference point for SVMm certifies" in str(info.value)

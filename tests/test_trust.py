@@ -37,7 +37,7 @@ def test_certify_reports_unavailable_reference(monkeypatch, svm_case):
     def refuse(*a, **k):
         raise SolverError("no reference point certifies (test)")
 
-    monkeypatch.setattr(q, "reference_solution", refuse)
+    monkeypatch.setattr(type(q), "reference_solution", refuse)
     cert = q.certify(q.solution_from(coef=s.coef), reference=True)
     assert cert.ok
     assert cert.values["reference_objective"] is None

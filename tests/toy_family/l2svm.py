@@ -15,6 +15,7 @@ from refmodels.certify import box_violation, complementarity
 
 class L2SVM(BinaryProblem):
     family = "L2SVM"
+    capabilities = frozenset({"margins"})
     dual_names = ("alpha",)
 
     def __init__(self, X, y, C=1.0, kernel=None):
