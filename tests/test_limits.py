@@ -1,0 +1,60 @@
+"""Limits the certificate keeps whatever the input: it never holds because a value
+overflowed, it refuses early (with the estimate) a dense computation that cannot be
+bounded, and it reports the relative duality gap beside its verdict."""
+import math
+
+import numpy as np
+import pytest
+
+import refmodels as rm
+from refmodels import base
+from refmodels.certify import Certificate
+
+
+def test_non_finite_residual_or_scale_fails():
+    c = Certificate("SVM")
+    c.add("duality gap", 2.8e154, math.inf)          # a scale that overflowed
+    assert not c.ok and c.residuals["duality gap"][1] == math.inf
+    assert any("not finite" in n for n in c.notes)
+    c = Certificate("SVM")
+    c.add("stationarity", math.nan, 1.0)
+    assert not c.ok and not np.isfinite(c.holds_at)
+    c = Certificate("SVM")
+    c.add("duality gap", 0.0, 1.0)
+    c.values["objective"] = math.inf
+    assert not c.ok                                  # an infinite objective never holds
+
+
+def test_a_point_whose_objective_overflows_fails():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20, 3))
+    y = np.where(X[:, 0] > 0, 1, -1)
+    prob = rm.SVM(X, y, C=1.0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        sol = prob.solution_from(w=np.full(3, 1e160))
+        cert = prob.certify(sol, reference=False)
+    assert not cert.ok
+
+
+def test_dense_kernel_quantities_are_refused_early_with_the_estimate(monkeypatch):
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(30_000, 4))
+    y = np.where(X[:, 0] > 0, 1, -1)
+    prob = rm.SVM(X, y, C=1.0, kernel=rm.kernels.RBF(0.25))
+    with pytest.raises(MemoryError, match=r"30,000 points needs about .* GB"):
+        prob.certify(rm.Solution(objective=0.0, coef=np.zeros(30_000)), reference=False)
+    # the same rule at a small size: the eigendecomposition's cap
+    monkeypatch.setattr(base, "DENSE_EIG_MAX_M", 10)
+    small = rm.SVM(X[:40], y[:40], C=1.0, kernel=rm.kernels.RBF(0.25))
+    with pytest.raises(MemoryError, match="eigendecomposition"):
+        small.solution_from(coef=np.zeros(40))
+
+
+def test_relative_gap_sits_beside_ok():
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(30, 3))
+    y = np.where(X[:, 0] > 0, 1, -1)
+    prob = rm.SVM(X, y, C=1.0)
+    cert = prob.certify(prob.solve(), reference=False)
+    assert cert.ok and cert.relative_gap is not None and abs(cert.relative_gap) < 1e-6
+    assert "relative duality gap" in str(cert)
