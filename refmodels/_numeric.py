@@ -76,3 +76,40 @@ def illinois_update(x, fx, lo, hi, flo, fhi, side, increasing):
             flo *= 0.5
         side = 1
     return lo, hi, flo, fhi, side
+
+
+#: dense kernel quantities (the Gram, the empirical kernel map F with F F^T = G, which the
+#: certificate of a kernel point needs for its feature-space residuals) are refused, before
+#: any work, beyond the memory available or, for an m x m eigendecomposition, above this
+#: many points (its O(m^3) cost runs to hours on a few cores beyond it)
+DENSE_EIG_MAX_M = 15_000
+
+
+def _available_memory():
+    """Bytes of memory available (``MemAvailable``), or None where it cannot be read."""
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return 1024.0 * float(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def guard_dense(m, what, copies=1, cubic=False):
+    """Refuse early, with the estimate, a dense ``m x m`` computation that cannot be
+    bounded: ``copies`` arrays of ``8 m^2`` bytes beyond the memory available, or an
+    eigendecomposition (``cubic``) above :data:`DENSE_EIG_MAX_M` points. Raises
+    ``MemoryError`` naming ``what``, the size, the estimate and what to do instead."""
+    need = copies * 8.0 * m * m
+    avail = _available_memory()
+    too_big = avail is not None and need > 0.8 * avail
+    if too_big or (cubic and m > DENSE_EIG_MAX_M):
+        have = f"{avail / 1e9:.1f} GB available" if avail is not None else "memory unknown"
+        raise MemoryError(
+            f"{what} for m = {m:,} points needs about {need / 1e9:.1f} GB ({have})"
+            + (f" and an O(m^3) eigendecomposition (refused above {DENSE_EIG_MAX_M:,} "
+               "points)" if cubic else "")
+            + ": certify a subsample, use the linear kernel, or rely on the fast solver's "
+              "own check at its returned point (sol.info['self_check'])")

@@ -24,6 +24,7 @@ from .certify import (DEFAULT_TOL, OBJECTIVE_FLOOR, ROUNDOFF_UNITS,  # noqa: F40
 from .solution import Solution, SolverError
 from .workspace import IN_WORKSPACE, active as _active_workspace, of as _workspace_of, \
     in_workspace as _in_workspace, using as _using
+from ._numeric import guard_dense
 from .reference import (AUTO_REFERENCE_MAX_M, CLARABEL_DEFAULT,  # noqa: F401 (re-exported)
                         CLARABEL_LADDER, CLARABEL_MEDIUM, CLARABEL_TIGHT, RESCALE_AT,
                         SOLVER_DEFAULTS, TIE_THRESHOLDS, BinaryRescaling, ReferenceLadder,
@@ -680,43 +681,6 @@ class BinaryProblem(BinaryRescaling, Problem):
         xi = np.asarray(xi, float)
         viol = (gamma - bound - xi) if upper else (bound - xi - gamma)
         return float(max(np.max(np.maximum(viol, 0.0)), np.max(np.maximum(-xi, 0.0))))
-
-
-#: dense kernel quantities (the Gram, the empirical kernel map F with F F^T = G, which the
-#: certificate of a kernel point needs for its feature-space residuals) are refused, before
-#: any work, beyond the memory available or, for an m x m eigendecomposition, above this
-#: many points (its O(m^3) cost runs to hours on a few cores beyond it)
-DENSE_EIG_MAX_M = 15_000
-
-
-def _available_memory():
-    """Bytes of memory available (``MemAvailable``), or None where it cannot be read."""
-    try:
-        with open("/proc/meminfo") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    return 1024.0 * float(line.split()[1])
-    except (OSError, ValueError, IndexError):
-        return None
-    return None
-
-
-def guard_dense(m, what, copies=1, cubic=False):
-    """Refuse early, with the estimate, a dense ``m x m`` computation that cannot be
-    bounded: ``copies`` arrays of ``8 m^2`` bytes beyond the memory available, or an
-    eigendecomposition (``cubic``) above :data:`DENSE_EIG_MAX_M` points. Raises
-    ``MemoryError`` naming ``what``, the size, the estimate and what to do instead."""
-    need = copies * 8.0 * m * m
-    avail = _available_memory()
-    too_big = avail is not None and need > 0.8 * avail
-    if too_big or (cubic and m > DENSE_EIG_MAX_M):
-        have = f"{avail / 1e9:.1f} GB available" if avail is not None else "memory unknown"
-        raise MemoryError(
-            f"{what} for m = {m:,} points needs about {need / 1e9:.1f} GB ({have})"
-            + (f" and an O(m^3) eigendecomposition (refused above {DENSE_EIG_MAX_M:,} "
-               "points)" if cubic else "")
-            + ": certify a subsample, use the linear kernel, or rely on the fast solver's "
-              "own check at its returned point (sol.info['self_check'])")
 
 
 def _max_abs(X):

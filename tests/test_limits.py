@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import refmodels as rm
-from refmodels import base
+from refmodels import _numeric
 from refmodels.certify import Certificate
 
 
@@ -44,7 +44,7 @@ def test_dense_kernel_quantities_are_refused_early_with_the_estimate(monkeypatch
     with pytest.raises(MemoryError, match=r"30,000 points needs about .* GB"):
         prob.certify(rm.Solution(objective=0.0, coef=np.zeros(30_000)), reference=False)
     # the same rule at a small size: the eigendecomposition's cap
-    monkeypatch.setattr(base, "DENSE_EIG_MAX_M", 10)
+    monkeypatch.setattr(_numeric, "DENSE_EIG_MAX_M", 10)
     small = rm.SVM(X[:40], y[:40], C=1.0, kernel=rm.kernels.RBF(0.25))
     with pytest.raises(MemoryError, match="eigendecomposition"):
         small.solution_from(coef=np.zeros(40))
