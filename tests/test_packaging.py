@@ -16,9 +16,12 @@ def _lower_bounds():
         reqs += meta["optional-dependencies"][extra]
     out = {}
     for r in reqs:
-        m = re.fullmatch(r"([A-Za-z0-9_.\-]+)(?:\[[^\]]*\])?\s*>=\s*([0-9][0-9A-Za-z.]*)", r.strip())
+        m = re.fullmatch(r"([A-Za-z0-9_.\-]+)(?:\[([^\]]*)\])?\s*>=\s*([0-9][0-9A-Za-z.]*)",
+                         r.strip())
         assert m, f"every requirement states a lower bound with >=: {r!r}"
-        out[m.group(1).lower().replace("_", "-")] = m.group(2)
+        out[m.group(1).lower().replace("_", "-")] = m.group(3)
+        if m.group(1) == "dask" and m.group(2) == "distributed":
+            out["distributed"] = m.group(3)       # dask[distributed] pins its own release
     return out
 
 
