@@ -1,4 +1,4 @@
-"""The validation report (issue 16) builds and renders: ``validation/report.py --smoke`` on one
+"""The validation report builds and renders: ``validation/report.py --smoke`` on one
 tiny reproduction writes a self-contained HTML page and its Markdown twin, and headless
 Chromium (when installed, e.g. ``apt-get install chromium``) renders the page to a non-blank
 screenshot. Not a reproduction check: it only proves the page works."""
