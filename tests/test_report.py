@@ -17,6 +17,17 @@ REPO = Path(__file__).resolve().parents[1]
 REPORT = REPO / "validation" / "report.py"
 
 
+def _validation_module(name):
+    """A module of ``validation/`` (not a package), imported from its file."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(f"_validation_{name}",
+                                                  REPO / "validation" / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
 def _chromium():
     for name in ("/usr/bin/chromium", "/usr/bin/chromium-browser"):
         if os.path.exists(name):
@@ -48,6 +59,33 @@ def test_report_is_self_contained(smoke_report):
     assert "Seed 004" in page and "paper" in page and "Environment" in page
     assert "| numpy |" in md and "Seed 004" in md
     assert (smoke_report / "figures" / "drm_scores.png").stat().st_size > 10_000
+
+
+def test_benchmark_record_is_one_current_file_per_script(tmp_path, monkeypatch):
+    """``validation/_harness.py``: a run writes ``<script name>.md`` with the command line,
+    the date, the machine (cores, load average) and the table; the next run replaces it
+    (nothing appended); ``--no-record`` writes nothing."""
+    H = _validation_module("_harness")
+    monkeypatch.setattr(H, "BENCH", tmp_path / "bench")
+    monkeypatch.setattr(sys, "argv", [str(REPO / "validation" / "bench_toy.py"), "--quick"])
+    for value in (0.0123, 0.0456):
+        args = H.parser("toy").parse_args(["--quick", "--repeat", "1"])
+        R = H.Report("Toy benchmark", args)
+        R.table(["solver", "best s"], [["fast", value]])
+        R.record()
+    files = list((tmp_path / "bench").iterdir())
+    assert [f.name for f in files] == ["bench_toy.md"]
+    text = files[0].read_text()
+    assert text.startswith("# Toy benchmark\n")
+    assert "- command: `python validation/bench_toy.py --quick`" in text
+    assert "(quick run)" in text and "cores available" in text
+    assert "- load average (1, 5, 15 min): " in text and " at the end" in text
+    assert "0.0456" in text and "0.0123" not in text   # the second run replaced the first
+    assert text.count("# Toy benchmark") == 1
+    args = H.parser("toy").parse_args(["--no-record"])
+    monkeypatch.setattr(sys, "argv", [str(REPO / "validation" / "bench_other.py")])
+    H.Report("Other", args).record()
+    assert [f.name for f in (tmp_path / "bench").iterdir()] == ["bench_toy.md"]
 
 
 def test_report_renders_in_chromium(smoke_report, tmp_path):
