@@ -15,6 +15,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 REPORT = REPO / "validation" / "report.py"
+BENCH = REPO / "validation" / "results" / "bench"
 
 
 def _validation_module(name):
@@ -59,6 +60,23 @@ def test_report_is_self_contained(smoke_report):
     assert "Seed 004" in page and "paper" in page and "Environment" in page
     assert "| numpy |" in md and "Seed 004" in md
     assert (smoke_report / "figures" / "drm_scores.png").stat().st_size > 10_000
+
+
+def test_report_shows_the_current_record_of_every_benchmark(smoke_report):
+    """Every ``validation/results/bench/<script>.md`` appears in the report, under its
+    title; there is no appended history file to read."""
+    import html
+
+    md = (smoke_report / "report.md").read_text()
+    page = (smoke_report / "report.html").read_text()
+    records = sorted(BENCH.glob("*.md"))
+    assert records, "no benchmark record in validation/results/bench"
+    assert "## Benchmarks (validation/results/bench/" in md
+    for f in records:
+        title = f.read_text().splitlines()[0][2:]
+        assert f"### {title}" in md and f"validation/results/bench/{f.name}" in md, f.name
+        assert html.escape(title) in page, f.name
+    assert not (REPO / "validation" / "RESULTS.md").exists()
 
 
 def test_benchmark_record_is_one_current_file_per_script(tmp_path, monkeypatch):
