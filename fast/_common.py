@@ -1,4 +1,4 @@
-"""The one validation vocabulary of :mod:`fast` (issue 12): tolerances, iteration caps,
+"""The one validation vocabulary of :mod:`fast`: tolerances, iteration caps,
 methods, flags, cache sizes, seeds, warm-start vectors, and the one not-converged warning.
 
 Every solver module imports its argument checks from here; nothing here knows a family.

@@ -38,8 +38,8 @@ evaluation of ``s_i`` (see :func:`_make_epochs`). ``s`` is provided by one of th
 
 The epoch loop is compiled once per path (:func:`_make_epochs`: the path is a constant of
 the closure), so the linear path's loop holds no test of the path and no call to the
-kernel-row cache; on ODM 100,000 x 20 this and the shared ``s_i`` made an epoch about 3x
-faster (``validation/bench_libodm.py``).
+kernel-row cache; this and the shared ``s_i`` made the linear epochs several times faster
+(``validation/bench_libodm.py`` measures it; validation/decisions.md).
 
 Stopping: the projected gradient ``PG`` over an epoch, ``max PG - min PG <= tol`` with
 ``max PG >= 0 >= min PG`` by construction (so every ``|PG_j| <= tol``). Shrinking as
@@ -93,12 +93,12 @@ LOWRANK_WORK = 4.0
 LOWRANK_FLOOR = 1e6
 #: ... and only once the free set has settled (the same at two checks: a warm start from
 #: the previous point of a path) or the epochs have run ``LOWRANK_MIN_EPOCHS`` (below, the
-#: descent alone usually stops first: C <= 2^8 on [0,1]-scaled australian, german; issue 13)
+#: descent alone usually stops first: C <= 2^8 on [0,1]-scaled australian, german)
 LOWRANK_MIN_EPOCHS = 1000
 
 MODE_GRAM, MODE_CACHE, MODE_LINEAR, MODE_CSR = 0, 1, 2, 3
 #: dense data with at most this fraction of nonzeros runs the linear path on CSR (a CSR step
-#: costs about 3x a dense one per stored entry: spambase, 22% nonzeros, epochs 1.5x faster)
+#: costs about 3x a dense one per stored entry; validation/decisions.md)
 LINEAR_CSR_DENSITY = 0.3
 _PATH_NAME = {MODE_GRAM: "gram", MODE_CACHE: "cache", MODE_LINEAR: "linear", MODE_CSR: "linear"}
 
@@ -228,7 +228,7 @@ def run(oracle, *, sign, lo, hi, p, dg, alpha0, u0=None, tol, max_iter, seed, sh
     so far, once the free set has settled (the same at two checks) or the epochs have run
     :data:`LOWRANK_MIN_EPOCHS` (before, the polish of the other paths). At a large C the
     hinge dual is nearly an LP (most variables at a bound, at most about ``d`` free), where
-    coordinate descent crawls (issue 13: australian, german at C >= 2^14, 100,000 epochs
+    coordinate descent crawls (australian, german at C >= 2^14: 100,000 epochs
     without the stop; LDM on haberman, d = 3, at C = 2^20: 100,000 epochs, the dense polish
     refused on its 300 free variables) and the active set walks to the vertex in O(m) steps
     of O(m d).
@@ -495,7 +495,7 @@ def _make_epochs(mode):
         np.random.seed(seed)
         bsign, bp, bdg, blo, bhi = copies
         # the rows read once per call: reading the fields in the per-point helpers instead
-        # cost the dense linear path ~3% per epoch (d = 40; measured, issue 12)
+        # made the dense linear path's epochs measurably slower
         Xd, indptr, indices, data = lin.Xd, lin.indptr, lin.indices, lin.data
         m = diag.shape[0]
         k = bsign.shape[0]

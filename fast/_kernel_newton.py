@@ -1,4 +1,4 @@
-"""A safeguarded primal Newton for kernel ODM in coefficient space (SPEC §4; issue 13 item 2).
+"""A safeguarded primal Newton for kernel ODM in coefficient space (SPEC §4).
 
 Chapelle (2007), "Training a support vector machine in the primal": with ``w = F^T beta``
 and the outputs ``o = K beta`` (``K`` the Gram), ODM's ``f_O`` (seed 002 eq. 18) reads
@@ -29,11 +29,11 @@ pivoted Cholesky ``K ~ V V^T`` with ``trace(K - V V^T) <= 16 min(a, a/mu)``, ran
 ``m / 4``: the smooth kernels where the DCD crawls), the system is solved by conjugate
 gradients preconditioned with ``V_S V_S^T + A_S`` (inverted by Woodbury, an ``r x r``
 Cholesky): a dozen ``O(m^2)`` products per step instead of an ``O(|S|^3)`` factorisation
-(spambase 3,000 x 57, RBF gamma = 1/57, lam = 2^16: rank 63, 9 CG steps a piece, 2.3 s
-against 8.7 s with Cholesky factors). Otherwise one Cholesky of the SPD block ``K_SS + A_S``
-per step (LAPACK through scipy), or, when at most ``|S| / 16`` points changed their set
-since the last factorisation, a Woodbury update of that factor (``_PieceSolver``; typical
-of the last steps).
+(spambase 3,000 x 57, RBF gamma = 1/57, lam = 2^16: rank 63, 9 CG steps a piece, several
+times faster than with Cholesky factors; validation/decisions.md). Otherwise one Cholesky
+of the SPD block ``K_SS + A_S`` per step (LAPACK through scipy), or, when at most
+``|S| / 16`` points changed their set since the last factorisation, a Woodbury update of
+that factor (``_PieceSolver``; typical of the last steps).
 
 **Safeguard.** Plain full steps need not converge: they did not in 40 steps on a
 300-point RBF instance at ``lam = 2^20`` (``tests/test_kernel_newton.py``; a previous
@@ -66,7 +66,7 @@ self-check's 1e-7); a run that stalls at rounding level is accepted up to ``STAL
 with ``Phi`` the ``D = C(d+p, p)`` weighted monomials of degree ``<= p``
 (:func:`poly_features`). When ``D < m`` the Gram is singular, and on raw features (entries of
 1e11) ``K_SS + A_S`` with a shift ``a`` of 1e-4 is not SPD in floating point: the Newton
-above failed to factor it and the DCD crawled (issue 13, session 10). There the same Newton
+above failed to factor it and the DCD crawled (raw breast_cancer). There the same Newton
 runs in the ``D``-dimensional feature space (:func:`minimize_features`: ``D x D`` systems, a
 Cholesky of the Jacobi-scaled Hessian, a QR least-squares solve if it fails), and its point
 is mapped back to coefficients and refined in coefficient space. On raw features at weak
@@ -638,7 +638,7 @@ def solve_odm(prob, tol=None, max_iter=None, warm_start=None, path=None, cache_s
 
 
 # ---------------------------------------------------------------------------------------
-# the polynomial kernel through its explicit feature map (issue 13, session 10)
+# the polynomial kernel through its explicit feature map
 # ---------------------------------------------------------------------------------------
 #: the explicit-map Newton is used when the polynomial kernel's feature dimension ``D`` is
 #: below ``m`` (the Gram then has rank ``<= D < m``: ``K_SS + A_S`` is a shift of a singular
@@ -652,9 +652,8 @@ def solve_odm(prob, tol=None, max_iter=None, warm_start=None, path=None, cache_s
 #:   ``|S| x |S|`` ones.
 #:
 #: Elsewhere (features in [0, 1], ``D`` near ``m``) the coefficient-space Newton is kept:
-#: it was faster there (spambase 3,000 x 57 in [0, 1], quadratic kernel, 1,711 features,
-#: lam = 2^20: 1.4 s against 6.0 s in feature space; breast_cancer 569 x 30, 496
-#: features, lam = 2^8: 0.025 s against 0.15 s).
+#: it was faster there (spambase 3,000 x 57 in [0, 1], quadratic kernel, 1,711 features;
+#: breast_cancer 569 x 30, 496 features; validation/decisions.md).
 EXPLICIT_MIN_RATIO = 1e6
 EXPLICIT_SMALL_FRAC = 1.0 / 8
 EXPLICIT_MAX_FRAC = 1.0

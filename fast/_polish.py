@@ -49,7 +49,7 @@ def _leaves_box(x, d, lo, hi, k):
     singular ``Q_fr`` the step is dominated by round-off in the gradient of the other free
     variables (amplified by ``1 / ev``), and its ``k`` component can have the wrong sign:
     the ratio test would then stop at once on ``k`` and put it back, and the release repeat
-    to the step cap (issue 13, LDM RBF on haberman at C = 2^20)."""
+    to the step cap (seen on LDM RBF on haberman at C = 2^20)."""
     return (x[k] <= lo[k] and d[k] <= 0.0) or (x[k] >= hi[k] and d[k] >= 0.0)
 
 
@@ -79,7 +79,7 @@ def _real_null(null, scale, x, rank, gnorm=0.0, null_rel=0.0):
     to move ``x`` (:func:`_step_is_null`): with ``|x|`` large (a box ``[0, 2^20]``),
     round-off leaves such a component in the null space of a nearly singular ``Q_fr``;
     taken as the step it stops the method as if at a working-set optimum with the range
-    component (the Newton step) still large (issue 13, LDM RBF on haberman at C = 2^20).
+    component (the Newton step) still large (seen on LDM RBF on haberman at C = 2^20).
     Nor when its norm is at most ``null_rel`` times ``gnorm``, the norm of the free
     gradient (:func:`active_set_qp`'s ``null_rel``)."""
     nn = np.linalg.norm(null)
@@ -123,7 +123,7 @@ def _ratio_step(x, d, lo, hi, W, unbounded_ok):
     at that point would give a step made only of round-off, ``(g_fr residual) / ev``, which on
     a nearly singular ``Q_fr`` (an RBF Gram with a small gamma, eigenvalues down to
     ``EIG_CUTOFF * lambda_max``) is not small: the loop then spent its whole step cap on
-    such steps without ever releasing a variable (issue 13, haberman C >= 2^14)."""
+    such steps without ever releasing a variable (seen on haberman at C >= 2^14)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         t_hi = np.where(d > 0, (hi - x) / d, np.inf)
         t_lo = np.where(d < 0, (lo - x) / d, np.inf)
@@ -176,8 +176,8 @@ def active_set_qp(Q, g0, x0, lo, hi, seq=None, budget=np.inf, max_steps=None, nu
     per factorisation, while the range component of the gradient (its multipliers of
     size 1-10) is left untouched; a release after such a walk then meets a step that
     leaves the box, and the method stops on its stall rule short of the working-set
-    optimum (issue 13: SVM with intercept, RBF, haberman C = 2^18, 2^20: ``max_iter``
-    with 14 polishes; with ``1e-6``, certified).
+    optimum (SVM with intercept, RBF, haberman C = 2^18, 2^20: ``max_iter`` with 14
+    polishes; with ``1e-6``, certified).
     """
     n = g0.size
     x = x0.copy()
@@ -367,11 +367,10 @@ def active_set_qp_lowrank(Z, g0, x0, lo, hi, budget=np.inf, max_steps=None):
 #: counted flops of one step of :func:`interior_point_qp` per ``k^3`` (``k`` variables), in
 #: the unit of :func:`active_set_qp`'s ``4 |fr|^3`` per eigendecomposition: a Cholesky
 #: factorisation runs ~16x faster than the symmetric eigendecomposition of the same matrix
-#: (OpenBLAS, one thread; k = 500 / 1,500 / 3,000: 0.005 / 0.089 / 0.65 s against
-#: 0.066 / 1.62 / 11.4 s), so ``4 / 16``
+#: (OpenBLAS, one thread; the timings: validation/decisions.md), so ``4 / 16``
 IPM_STEP_COST = 0.25
 #: the interior-point method's step cap (Mehrotra's method takes 25-40 steps to ``mu`` of
-#: ``1e-14`` on the SMO duals of issue 13)
+#: ``1e-14`` on the SMO duals of the KEEL sets at C up to 2^20)
 IPM_MAX_STEPS = 60
 
 
@@ -485,7 +484,7 @@ def interior_point_qp(Q, g0, x0, lo, hi, seq=None, budget=np.inf, max_steps=IPM_
     ``a^T M^{-1} a`` of its column ``a``). Its
     cost does not depend on how far the optimum lies, where the active set releases one
     bound per eigendecomposition and the SMO crawls along the near-null directions of a
-    numerically singular ``Q`` (issue 13: LDM RBF on spambase at C = 2^20, the optimum
+    numerically singular ``Q`` (LDM RBF on spambase at C = 2^20: the optimum
     ~10^5-10^6 away along eigenvalues down to 1e-14 lambda_max). Its point is strictly
     inside the box: the crossover puts on its bound every variable whose multiplier exceeds
     its distance to that bound (``xi_t < z_t`` or ``1 - xi_t < w_t``), keeps the equality

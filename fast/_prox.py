@@ -515,8 +515,9 @@ def _to_unit_scale(V2, steps, p):
       column's largest: ``v - prox(v) = s g`` with ``g`` a subgradient of ``rho(N)`` at the
       prox, so ``||v - prox(v)||_2 <= s L N(v)^(p-1)``, with ``L = sqrt(m)`` bounding the
       Lipschitz constant of every ``||.|C||_{q,r}`` in the 2-norm and ``N(v) <= ||v||_1``.
-      There the root-finders would bracket over hundreds of binades (measured: 170 s for
-      one 9 x 4 call at steps 1e-300, p = 3) to return the input.
+      There the root-finders would bracket over hundreds of binades (one 9 x 4 call at
+      steps 1e-300, p = 3, took far longer than a solve; validation/decisions.md) to
+      return the input.
     """
     m = V2.shape[0]
     if m == 0:

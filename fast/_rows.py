@@ -63,7 +63,7 @@ def sift_down(h, i, n):
     """Move ``h[i]`` down the max-heap ``h[:n]`` to its place (a parent is never smaller than
     its children ``2i+1``, ``2i+2``). The prox's l-inf level and mcODM's sorted root take
     values in decreasing order from such a heap: the order of a sort, only as far as they
-    need it, and without compiling numba's quicksort (~1.7 s of a first run)."""
+    need it, and without compiling numba's quicksort (a noticeable part of a first run)."""
     v = h[i]
     while True:
         c = 2 * i + 1

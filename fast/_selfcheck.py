@@ -1,4 +1,4 @@
-"""Every fast solver checks the point it returns (issue 11: "no silent wrong answer").
+"""Every fast solver checks the point it returns ("no silent wrong answer").
 
 A solver's stopping rule is evaluated on its *internal* state (maintained margins
 ``s = Q alpha``, a whitened copy of the data, a reduced gradient, ...). The point it hands

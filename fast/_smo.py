@@ -30,21 +30,20 @@ The algorithm is that of LIBSVM's ``Solver`` (``svm.cpp``; Fan, Chen and Lin, JM
   otherwise stalled for millions of iterations on a wrongly shrunk set);
 * as in LIBSVM (``swap_index``), the active variables come first: a shrunk point (all its
   variables) is swapped behind them, so the scans of the working-set selection and the
-  gradient updates run over a contiguous range, without an index array (SVMm m = 1,000
-  with its Gram: 19.6 -> 14.4 ms; ``smo_solve`` takes and returns the caller's order);
+  gradient updates run over a contiguous range, without an index array (faster; see
+  validation/decisions.md; ``smo_solve`` takes and returns the caller's order);
 * beyond LIBSVM, the state is kept per point, not per variable (see "the state kept per
   point" below): ``f = K nu`` over the ``m`` points gives every copy's gradient
   (:math:`G_t = p_t + s_t f_{pt_t}`), so a step updates ``m`` numbers, not ``2m``, and WSS3
   scans the points (the copies of a point share ``f``, ``K_tt`` and ``K_it``) while picking
   the same pair as WSS3 over the variables; the update of ``f`` and the next scan for ``i``
-  share one pass (SVMm m = 1,000 with its Gram: 12.1 -> 9.2 ms; the SVM's is unchanged in
-  iterations and faster too);
+  share one pass (faster for SVMm and the SVM alike, the SVM's unchanged in iterations;
+  validation/decisions.md);
 * beyond LIBSVM, once the free set has not changed for ``NEWTON_WAIT`` steps, a Newton
   step on it with the equality kept (:func:`_newton`: Cholesky of ``K_FF``, cut at the box
   as a primal active-set method; tried only when its cost is of the order of the steps
   that preceded it): the SMO's linear tail ends there (SVMm m = 1,000: 3791 -> 1291
-  iterations, 9.0 -> 6.4 ms with its Gram); the SMO resumes from it and alone decides
-  the stop;
+  iterations); the SMO resumes from it and alone decides the stop;
 * kernel rows from the full Gram when it is at hand and fits in ``cache_size`` MB,
   otherwise computed on demand into an LRU row cache of ``cache_size`` MB
   (:mod:`fast._kernels`; all rows stay once computed when the Gram fits);
@@ -77,13 +76,13 @@ from ._smo_newton import _newton, _point_bounds, _update_fbar
 # Compile options: helpers only compiled code calls have no CPython entry point
 # (``no_cpython_wrapper``: it unboxes every argument, large for the SMOState / RowData tuples)
 # and no function here has a C callback (``no_cfunc_wrapper``); calls between compiled
-# functions use neither (cold CPU of verify's SMO half: 35.7 -> 29.5 s). Those helpers (all
-# named ``_...``) cannot be called from Python: such a call crashes the interpreter.
+# functions use neither (a shorter first compile; validation/decisions.md). Those helpers
+# (all named ``_...``) cannot be called from Python: such a call crashes the interpreter.
 #
-# Fewer compiled functions (issue 14, cold CPU of the first SMO row of verify ~31-33 -> ~27 s):
-# numba compiles every helper into a module of its own and links it, with everything it
-# calls, into each caller's module, which LLVM optimises and emits again; each also has a
-# fixed cost (~0.1-0.2 s). So: the one-call helpers are merged into their caller (the
+# Fewer compiled functions (a shorter first compile, validation/decisions.md): numba
+# compiles every helper into a module of its own and links it, with everything it calls,
+# into each caller's module, which LLVM optimises and emits again; each also has a fixed
+# compile cost. So: the one-call helpers are merged into their caller (the
 # layout and ``f`` into :func:`_setup`, the scan for ``i`` and the copies into
 # :func:`_select`, the exchange of two positions into :func:`_do_shrinking`; numba's
 # ``inline="always"`` was measured slower, for the steps as for the larger helpers); kernel
@@ -96,9 +95,9 @@ TAU = 1e-12
 #: steps with an unchanged free set before a Newton step on it (:func:`_newton`)
 NEWTON_WAIT = 100
 #: a Newton step on ``r`` free variables is tried when ``r^3 <= NEWTON_COST * wait *
-#: active_size``: its factorisation (``r^3 / 6`` vectorised multiply-adds, ~0.03 ns per
-#: ``r^3``) then costs at most about 5 times the ``wait`` steps of the SMO over
-#: ``active_size`` points (~6 ns per point) that preceded it
+#: active_size``: its factorisation (``r^3 / 6`` vectorised multiply-adds) then costs at
+#: most about 5 times the ``wait`` steps of the SMO over ``active_size`` points that
+#: preceded it (the per-operation costs behind the 1000: validation/decisions.md)
 NEWTON_COST = 1000.0
 DEFAULT_TOL = 1e-8
 #: the default ``max_iter`` is ``max(DEFAULT_MIN_ITER, 100 n)`` SMO iterations
@@ -140,7 +139,7 @@ _RECON, _SHRINK, _RESUME, _POLISH = 3, 4, 5, 6
 # enter the active set. :func:`_setup` returns this state as an ``SMOState``, taken whole by
 # the helpers called once per solve or shrinking period; the per-step ones (:func:`_select`,
 # :func:`_step_pair`, :func:`_step_single`) take its arrays one by one (numba counts a
-# reference each time a helper takes an array out of a tuple: they ran 9-19 % slower).
+# reference each time a helper takes an array out of a tuple: they ran measurably slower).
 # Fields: ``n_copy`` (``k``), ``n_live`` (the points with a copy of ``u > 0``, first),
 # ``point`` (``pidx``), ``var`` (``vid``), ``alpha`` (``A``), ``sign`` (``S``), ``lin`` (``P``),
 # ``upper`` (``U``), ``kdiag`` (``QD``: ``K_ii`` at the point), ``f``, ``fbar``, ``up`` (``UP``),
@@ -642,7 +641,7 @@ def smo_solve(pt_in, s_in, p_in, u_in, QD_pt, alpha_in, has_eq, tol, max_iter, s
     it = 0
     # the first shrinking comes after a quarter of LIBSVM's period (then every min(n, 1000)):
     # the first iterations otherwise scan every variable (SVMm m = 1,000: same iterations,
-    # 20% less time; the final unshrink-and-recheck keeps the stop exact)
+    # less time; the final unshrink-and-recheck keeps the stop exact)
     shrink_every = n if n < 1000 else 1000      # min(n, 1000) (no builtin min, max here:
     counter = shrink_every // 4 + 1             # each compiles a function of its own)
     unshrink = np.bool_(False)    # typed, not literal (one specialisation of the callees)

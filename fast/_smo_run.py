@@ -21,23 +21,22 @@ from ._kernels import ROW_MISS, ROW_REQ
 
 #: the Newton polish after a chunk may spend ``POLISH_WORK * n * (SMO iterations so far)``
 #: flops (counted as :func:`fast._polish.active_set_qp` counts them, ``4 |F|^3`` per step).
-#: Measured (issue 13; RBF gamma = 1/d, [0,1]-scaled KEEL haberman m = 306, yeast3
-#: m = 1484): an SMO iteration costs ~50 ns per variable, the polish's eigendecompositions
-#: run at 2-3 counted GFlop/s, so 200 lets the polish cost about what the SMO has already
-#: spent. The former rule (``10 n`` times the last chunk's iterations) refused the polish
-#: once the free set passed ~300 (haberman, yeast3 C >= 2^12: ``max_iter``); with 200 the
-#: SVM paths C = 2^0 ... 2^20 certify 11/11 on both (50: 9/11 on haberman, and slower)
+#: With 200 the polish costs about what the SMO has already spent (the cost of an SMO
+#: iteration per variable against the polish's counted flops per second, measured on KEEL
+#: haberman and yeast3: validation/decisions.md). The former rule (``10 n`` times the last
+#: chunk's iterations) refused the polish once the free set passed ~300 (haberman, yeast3
+#: C >= 2^12: ``max_iter``); with 200 the SVM paths C = 2^0 ... 2^20 certify 11/11 on both
+#: (50: 9/11 on haberman)
 POLISH_WORK = 200.0
 
 #: with the equality, :func:`newton_polish` hands ``null_rel = NULL_REL`` to
 #: :func:`fast._polish.active_set_qp`: a null-space component below ``1e-6`` of the free
-#: gradient is not followed to the box. Issue 13, haberman SVM with intercept (RBF
-#: gamma = 1/d, [0,1]) C = 2^18, 2^20 warm along the path: certified with 1e-6 and 1e-7,
-#: ``max_iter`` with 1e-8 and with 0 (the former rule); SVMm there 9/11 -> 11/11 points,
-#: the path's CPU time 0.37x; cold C = 2^20 on 500 rows of magic / pima: 0.63x / 0.62x
-#: the former rule's time (which was above the SMO's without polish). Without the equality (SVM
-#: ``method="smo"``, LDM, ODML) it stays 0: there the former rule certifies, and 1e-6
-#: took 3x the iterations on 500 spambase rows at C = 2^18, 2^20
+#: gradient is not followed to the box. On haberman, SVM with intercept (RBF gamma = 1/d,
+#: [0,1]) C = 2^18, 2^20 warm along the path: certified with 1e-6 and 1e-7, ``max_iter``
+#: with 1e-8 and with 0 (the former rule); SVMm there 9/11 -> 11/11 points, and faster
+#: (validation/decisions.md). Without the equality (SVM ``method="smo"``, LDM, ODML) it
+#: stays 0: there the former rule certifies, and 1e-6 took 3x the iterations on 500
+#: spambase rows at C = 2^18, 2^20
 NULL_REL = 1e-6
 
 #: when the active set on the polish's ``F`` could afford fewer than ``IPM_BELOW`` steps
@@ -46,21 +45,18 @@ NULL_REL = 1e-6
 #: SMO iteration so far (its ~30-40 steps cost ``IPM_STEP_COST |F|^3`` each: a fixed price,
 #: where the active set needs 2-3 |F| steps from an SMO point far from the optimum)
 #:
-#: Measured (issue 13, session 10; cold solves, RBF gamma = 1/d, [0,1]-scaled, m = 3,000:
-#: LDM spambase C = 2^20 and SVM with intercept magic C = 2^18; CPU s on a loaded 2-core
-#: machine, +-15 %): with (IPM_BELOW, IPM_WORK, IPM_FOLLOW) = (10, 2000, 4) both certify
-#: (29.4 / 10.2 s; one interior-point polish each, then 4 / 7 active-set ones).
-#: ``IPM_BELOW`` 3 or 30: the same polishes on both (32.5 / 9.6 s, 29.5 / 9.9 s): the free
-#: sets lie far from the boundary, 10 kept. ``IPM_WORK`` 500: two polishes fewer (refused),
-#: LDM ends ``inaccurate`` (35.6 s) and magic takes 12.7 s; 8000: the same polishes as 2000
-#: (32.8 / 8.9 s): 2000 kept. ``IPM_FOLLOW`` 0: magic ends at ``max_iter`` (the certificate
-#: fails), LDM 33.8 s; 8: LDM ``inaccurate`` (33.5 s, the certificate holds), magic 9.1 s: 4
-#: kept. On raw features with the quadratic kernel (haberman, breast_cancer; SVM with
-#: intercept and LDM, C = 2^0, 2^8, 2^20) the interior point is never chosen (3-13 active-set
-#: polishes per path): the thresholds do not bind there
+#: The three thresholds were chosen on two cold solves whose free sets are large (RBF
+#: gamma = 1/d, [0,1]-scaled, m = 3,000: LDM spambase C = 2^20, SVM with intercept magic
+#: C = 2^18), each varied alone (validation/decisions.md): with (10, 2000, 4) both certify;
+#: ``IPM_BELOW`` 3 or 30 gives the same polishes (the free sets lie far from the boundary);
+#: ``IPM_WORK`` 500 refuses two polishes and LDM ends ``inaccurate``, 8000 gives the same
+#: polishes as 2000; ``IPM_FOLLOW`` 0 leaves magic at ``max_iter`` (the certificate fails),
+#: 8 leaves LDM ``inaccurate``. On raw features with the quadratic kernel (haberman,
+#: breast_cancer; SVM with intercept and LDM, C = 2^0, 2^8, 2^20) the interior point is
+#: never chosen (3-13 active-set polishes per path): the thresholds do not bind there
 IPM_BELOW = 10
 IPM_WORK = 2000.0
-#: polishes that follow an interior-point polish at once (:func:`run`; measured above)
+#: polishes that follow an interior-point polish at once (:func:`run`; chosen above)
 IPM_FOLLOW = 4
 #: the interior-point method's steps expected by :func:`newton_polish`'s test of its cost
 IPM_STEPS_EXPECTED = 40
@@ -69,24 +65,21 @@ IPM_STEPS_EXPECTED = 40
 #: of a chunk whose violation lies within ``ROUNDOFF_GATE * eps * max_t Q_tt * |nu|_1`` (a
 #: bound on the terms summed into ``G``), the gradient is recomputed from scratch at the same
 #: point and ``delta = max_t |G_t - G'_t|`` (maintained against recomputed) measured; the SMO
-#: then stops at ``ROUNDOFF_MULT * delta`` if the tolerance asked lies below it. Measured
-#: (issue 13, SVM with intercept, RBF gamma = 1/d, [0,1]-scaled magic, m = 3,000,
-#: C = 2^18, from the point at ``max_iter``, five more chunks of 20,000 iterations): the
-#: violation stays at 3.6e-7 .. 6.2e-7 (recomputed: 4.1e-7 .. 6.9e-7) without a trend, the
-#: dual objective moves in its 11th digit both ways, ``delta`` = 1.9e-7 .. 2.1e-7, the
-#: error of either gradient against one summed in extended precision 3.2e-7 .. 3.6e-7,
-#: ``eps * |nu|_1`` = 5.3e-8; the point certifies (duality gap 1.0e-8 at 1e-6)
+#: then stops at ``ROUNDOFF_MULT * delta`` if the tolerance asked lies below it: on a dual
+#: whose violation stalls without a trend (SVM with intercept, RBF, magic m = 3,000,
+#: C = 2^18) the stalled violation lies within a few ``delta`` and the point certifies
+#: (the case: validation/decisions.md)
 ROUNDOFF_MULT = 4.0
 ROUNDOFF_GATE = 1e5
 #: before the first measurement, a chunk stops early (to measure) at ``ROUNDOFF_PRE`` times
-#: the bound ``eps * max Q_tt * |nu|_1``: the floors measured lie at 10-15 times it (magic
-#: C = 2^18: 15; LDM spambase C = 2^18: the violation stalls at 10); an early stop that the
-#: measurement does not confirm resumes, at most ``ROUNDOFF_RETRIES`` times
+#: the bound ``eps * max Q_tt * |nu|_1``: the floors measured lie at 10-15 times it
+#: (validation/decisions.md); an early stop that the measurement does not confirm resumes,
+#: at most ``ROUNDOFF_RETRIES`` times
 ROUNDOFF_PRE = 4.0
 ROUNDOFF_RETRIES = 3
 #: the stop at the floor is taken only with a violation of at most ``ROUNDOFF_MAX`` times the
 #: tolerance asked (1e-6 by default): above, the self-check's kernel-product residuals are
-#: not evidence (issue 13: SVM, 17 points, 1 raw feature x50, quadratic kernel, C = 2^20:
+#: not evidence (SVM, 17 points, 1 raw feature x50, quadratic kernel, C = 2^20:
 #: stopped at a floor of 4.6e-5 with violation 1.9e-6, the self-check's duality gap 6.0e-8,
 #: the certificate's 1.95e-6) and the former ``max_iter`` stays
 ROUNDOFF_MAX = 100.0
@@ -103,7 +96,7 @@ def check_options(tol, max_iter, cache_size, n, options, allowed=("shrinking", "
     """The SMO's options in the vocabulary of :mod:`fast._common`; return ``(tol, max_iter,
     cache_size, shrinking, polish)`` (``polish`` None: on exactly when the default tolerance
     is used). The default ``max_iter`` is bounded by work: ``max(DEFAULT_MIN_ITER, 100 n)``
-    (on 10^4 variables the worst case is seconds; a crawl ends in a warning, not a hang)."""
+    (a crawl ends in a warning, not a hang)."""
     unknown = set(options) - set(allowed)
     if unknown:
         raise ValueError(f"unknown option(s) {sorted(unknown)}; the SMO accepts tol, max_iter, "
@@ -170,11 +163,10 @@ def newton_polish(source, pt, s, u, alpha, G, b, has_eq, budget, ipm_budget=0.0)
     :func:`fast._polish.active_set_qp` within ``budget`` flops, or, when that budget affords
     fewer than ``IPM_BELOW`` of its steps (``4 |F|^3`` each), by
     :func:`fast._polish.interior_point_qp` within ``ipm_budget`` (if its ~40 factorisations
-    fit): LDM RBF on KEEL spambase, m = 3,000, C = 2^20 (issue 13) has ``|F|`` = 3,000
-    (nearly every multiplier at 0 points inward) and an optimum ~10^6 away along the
-    near-null directions of ``H``; the active set took one step per polish (violation 1.0
-    at ``max_iter``, 44 CPU s), the interior-point method solves it in 33 factorisations
-    (the point certifies; 36 CPU s in all). Kept only if it lowers the dual objective; the
+    fit): LDM RBF on KEEL spambase, m = 3,000, C = 2^20 has ``|F|`` = 3,000 (nearly every
+    multiplier at 0 points inward) and an optimum ~10^6 away along the near-null directions
+    of ``H``; the active set took one step per polish (violation 1.0 at ``max_iter``), the
+    interior-point method solves it in 33 factorisations (the point certifies). Kept only if it lowers the dual objective; the
     SMO then resumes from it and alone decides the stop. Returns ``"ipm"`` or
     ``"active_set"`` if kept (the method used), else ``""``.
     """
@@ -402,8 +394,8 @@ def solution(prob, name, source, res, t0, max_iter, shrinking, has_eq, coef, Kc,
 def check_floor_stop(name, prob, sol, res):
     """A stop at the round-off floor (:func:`run`) is checked by the full certificate when
     ``m <= AUTO_REFERENCE_MAX_M`` (where it is affordable): ``fast.solve``'s self-check
-    judges a kernel problem by kernel products, which near the floor are not evidence (issue
-    13: SVM, 17 points, one raw feature x50, quadratic kernel (a Gram of rank 3), C = 2^20:
+    judges a kernel problem by kernel products, which near the floor are not evidence
+    (SVM, 17 points, one raw feature x50, quadratic kernel (a Gram of rank 3), C = 2^20:
     violation 2.2e-8 at the floor, the self-check's duality gap 1.0e-9, the certificate's
     1.8e-6). A point that fails it gets status ``"stalled"`` with a warning."""
     from refmodels.base import AUTO_REFERENCE_MAX_M

@@ -77,7 +77,7 @@ CROSS_MAX = 1000
 #: ... within ``CROSS_WORK`` times the multiply-adds of the interior-point steps, plus
 #: ``CROSS_FLOOR`` (counted as :func:`fast._polish.active_set_qp` counts them): where the
 #: interior point did not converge (raw features, Gram entries ~1e7, C1 >= 2^16) a crossover
-#: from its point walks thousands of bounds and took 10 s (breast_cancer, m = 569)
+#: from its point walks thousands of bounds (breast_cancer, m = 569; validation/decisions.md)
 CROSS_WORK = 20.0
 CROSS_FLOOR = 5e8
 CROSS_ROUNDS = 4

@@ -47,10 +47,9 @@ CG step costs ``O(d^2)`` instead of ``O(nnz(X_S))``; CG then solves the Newton s
 closely (forcing term x 1e-3), and ``G`` is updated by the rows whose curvature changed
 (``O(d^2)`` each) instead of being formed again, within a solve and from one solve to the
 next on the same :class:`Data` (a path over ``lam``). The margins are updated by ``X s``
-and recomputed from ``w`` before a stop is accepted. Measured on KEEL magic (the first
-5,600 x 10 rows, the 11-point path ``2^0..2^20`` warm-started on one Data, 4 theta x 2 mu,
-A/B in one process): 0.88 ms a point with row products (6.3 Newton steps), 0.59 ms with the
-formed Hessian (3.9 steps), 1.5x.
+and recomputed from ``w`` before a stop is accepted. On KEEL magic (the 11-point path
+``2^0..2^20`` warm-started on one Data) the formed Hessian takes fewer Newton steps (3.9
+against 6.3) and less time a point than row products (validation/decisions.md).
 
 Stop: ``||g|| <= tol (1 + ||w||)``, or ``||g||`` below its own rounding error (``1e-15``
 times the norm of the sums of the absolute values of its terms: on badly scaled data the
@@ -259,8 +258,8 @@ def _trial(y, z, xs, kind, params, w, s, coef, dd, act, rn):
     differences (:func:`_loss_drop`), and :func:`_rows` at the new margins ``y (z + xs)``
     (into ``coef``, ``dd``, ``act``: scratch until the step is accepted). Returns
     ``(actred, f(w + s), n_act, sum_i |coef_i| rn_i)``. (Its loop repeats :func:`_rows`'
-    body on purpose: with that body in a helper, inlined or not, numba's loop ran 2.3x
-    slower, the CV's 11-point path 5.8 -> 13.3 ms.)"""
+    body on purpose: with that body in a helper, inlined or not, numba's loop ran slower;
+    ``validation/bench_cv_protocol.py`` measures it, validation/decisions.md.)"""
     red = 0.0
     fw = 0.0
     for t in range(w.shape[0]):

@@ -1,4 +1,4 @@
-"""Cross-validated estimators: the seeds' protocol in one call (issue 13).
+"""Cross-validated estimators: the seeds' protocol in one call.
 
 ``ODMClassifierCV``, ``ODMLClassifierCV``, ``LDMClassifierCV`` and ``SVMClassifierCV`` select
 their hyperparameters by ``cv``-fold cross-validation (accuracy) over the grids of the
@@ -166,9 +166,8 @@ def _lean(prob, path_name, method, tol, max_iter):
     """Whether the fold's path runs as :func:`fast.odm.linear_tron_path` (linear ODM on
     dense rows with ``d <= fast._tron.DENSE_HESSIAN_MAX_D``, the default method, tolerance
     and iteration cap): TRON per point and the certificate's residuals checked in place,
-    without a :class:`Solution` per point. Measured on KEEL magic (7,000 x 10, the seeds'
-    11 x 4 x 4 grid, 5-fold): the paths take about a fifth of the time through
-    :func:`fast.path` (see ``validation/bench_cv_protocol.py``)."""
+    without a :class:`Solution` per point, which is much faster than :func:`fast.path`
+    (``validation/bench_cv_protocol.py`` measures it; validation/decisions.md)."""
     import scipy.sparse as sp
 
     from . import _tron

@@ -68,8 +68,8 @@ _INNER_MAX_STAGES = 40
 _INNER_MAX_SMO = 10**6
 #: SMO iterations of one inner solve up to which the SMO polishes (see _InnerSVMm.__call__)
 _INNER_SMO_POLISH = 10**5
-#: SMO iterations over a whole MKLm solve (bounded work, issue 11: a badly scaled base
-#: kernel ends in seconds with status max_iter and a warning, not in a hang)
+#: SMO iterations over a whole MKLm solve (bounded work: a badly scaled base kernel ends
+#: with status max_iter and a warning, not in a hang)
 _TOTAL_MAX_SMO = 2 * 10**7
 _SMO_TOL_MIN = 1e-12
 _POLISH_MAX_DROPS = 50
@@ -78,7 +78,7 @@ _POLISH_MAX_DROPS = 50
 #: :func:`_finish_not_converged`): the gap has reached its round-off floor
 #: (raw pima, 48 rows, linear + RBF + quadratic kernels, Gram entries to 2.3e9: the gap
 #: falls to 1e-8 in 4 iterations, then wanders in 5e-9 .. 3e-8 for the other 496 of
-#: max_iter, 18 s, where the reference CVXPY solve takes 0.35 s)
+#: max_iter, far longer than the reference CVXPY solve takes; validation/decisions.md)
 _STALL_ITERS = 8
 
 
@@ -141,9 +141,9 @@ class _InnerSVMm:
             # (fast._smo_run.run's polish) while this solve has spent fewer than
             # _INNER_SMO_POLISH SMO iterations: on raw polynomial Grams (entries ~1e8) the
             # SMO crawls (haberman, 48 rows, one quadratic kernel: 1.5 million SMO
-            # iterations, 2 s, before the polish of this loop found the active set; with
-            # it, 0.15 s), but its cost grows with the iterations spent, and where it does
-            # not finish (raw german: 370,000-iteration stages, 3 s each) it only adds
+            # iterations before the polish of this loop found the active set; with it, a
+            # tenth of the time), but its cost grows with the iterations spent, and where it
+            # does not finish (raw german: 370,000-iteration stages) it only adds cost
             res = _smo_run.run(src, self.pt, self.s, self.p, self.u, z, True, kkt_tol, budget,
                                self.shrinking, polish=total < _INNER_SMO_POLISH)
             z, G, b, it, hit = res.alpha, res.G, res.b, res.n_iter, res.hit_max
@@ -617,8 +617,8 @@ def _finish_not_converged(prob, sol, it, max_iter, spent, floor_check):
     (:func:`fast._smo_run.check_floor_stop`): with the default ``tol`` and ``m <=
     AUTO_REFERENCE_MAX_M`` the full certificate decides. A point that certifies is
     ``"optimal"`` (no warning; ``fast.solve``'s self-check then confirms it), else it stays
-    ``"stalled"`` and the warning names the certificate's worst residual. Session 11, the sweep
-    (``validation/sweep_scales.py --family MKLm --n 20 --seed 9300``): seeds 9300 (raw, cubic
+    ``"stalled"`` and the warning names the certificate's worst residual. In the sweep
+    (``validation/sweep_scales.py --family MKLm --n 20 --seed 9300``) seeds 9300 (raw, cubic
     kernel, relative MKL gap 4.2e-7 at the floor) and 9311 (raw, quadratic, 1.9e-9) ended
     ``stalled`` although their certificates hold (duality gap 4.6e-7 and 3.2e-9 of the
     certificate's 1e-6). ``sol.info["floor_certificate"]`` records the verdict."""

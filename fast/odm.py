@@ -449,14 +449,14 @@ def _tron_then_dcd(prob, random_state, warm_start, **options):
     finishes from TRON's multipliers (eq. 14) when
 
     * TRON stops short of its tolerance (seen with ``theta`` near 1: at ``theta = 0.9999``
-      the loss weight ``lam / (m (1-theta)^2)`` is 1e8 / m and the CG steps stall, 1,000
-      Newton steps in 20-50 ms on 200 points; the DCD certified there in 20 ms), or
+      the loss weight ``lam / (m (1-theta)^2)`` is 1e8 / m and the CG steps stall through
+      1,000 Newton steps on 200 points, where the DCD certified quickly), or
     * TRON's point has no ``coef`` (raw features: ``nu = Y (zeta - beta)`` does not
       reproduce ``w`` to the certificate's accuracy, see :func:`_solve_tron`), so that the
       Solution carries the dual point the estimators' ``dual_coef_`` needs. From TRON's
-      multipliers the DCD certified in 3-38 epochs (1-30 ms) on raw wine, breast_cancer,
-      australian, heart, wdbc and spambase at lam = 1, m, 2^10, where from zero it stopped
-      at its epoch cap after 2.5-7 s. If it does not certify there, TRON's point (``w``,
+      multipliers the DCD certified in 3-38 epochs on raw wine, breast_cancer, australian,
+      heart, wdbc and spambase at lam = 1, m, 2^10, where from zero it stopped at its epoch
+      cap (validation/decisions.md). If it does not certify there, TRON's point (``w``,
       certified) is returned.
 
     ``info["tron"]`` keeps TRON's record when the DCD's point is returned. An explicit
@@ -541,7 +541,7 @@ def default_method(prob, options=()):
     """``method=None``: ``"auto"`` (:func:`choose_method`), or ``"dcd"`` when ``options``
     name an option only the DCD takes (:data:`DCD_ONLY_OPTIONS`; on the linear kernel also
     ``path`` and ``cache_size``), so that a call written for the DCD, which was the default
-    before issue 13 measured ``"auto"`` (:func:`choose_method`), keeps its meaning."""
+    before ``"auto"`` (:func:`choose_method`), keeps its meaning."""
     only = DCD_ONLY_OPTIONS + (_DCD_ONLY_LINEAR if prob.kernel.is_linear else ())
     return "dcd" if any(k in options for k in only) else "auto"
 
@@ -561,96 +561,53 @@ def choose_method(prob):
     the linear kernel; for another kernel ``"newton"`` at weak regularization when the Gram
     fits in the default cache, else ``"dcd"``.
 
-    Why it is the default (issue 13; ``validation/bench_odm_path.py --default``: each point
-    solved by ``"auto"`` then by ``"dcd"``, the former default, CPU seconds after the
-    compile; KEEL australian, heart, ionosphere, sonar, wdbc, pima, bupa, spambase (RBF:
-    2,000 points) and magic (7,000 points), features in [0, 1] and raw, mu = 0.8,
-    theta = 0.2; every point's status checked against ``prob.certify``; 2-core machine
-    shared with other jobs):
+    Why it is the default (``validation/bench_odm_path.py --default`` solves each point by
+    ``"auto"`` then by ``"dcd"``, the former default): on the KEEL sets, features in [0, 1]
+    and raw, dense and CSR, ``"auto"`` certified at every point and took a fraction of the
+    DCD's total time, losing only at ``lam = 2^8`` on RBF kernels of a few hundred points,
+    where the Newton takes over; ``ODMClassifier`` keeps the same accuracy on every set
+    (validation/bench_defaults.py). On raw features the DCD stops at its epoch cap far
+    above the optimum where TRON certifies. The first linear solve of a process compiles
+    TRON instead of the DCD (once per machine with the numba cache).
 
-    * linear, lam = 2^0, 2^2, ..., 2^20 (99 points per group): ``"auto"`` certified at
-      every point, on [0, 1], raw and CSR features. Where the DCD was run beside it
-      (lam <= 2^12) it took 0.078 x the DCD's total ([0, 1]; CSR 0.065 x), 0.37-0.93 x per
-      point at lam <= 2^10, 0.003-0.2 x at 2^12; the DCD needs seconds to minutes from 2^14
-      on. On raw features the DCD stops at its epoch cap (2.5-7 s, objective up to 74 %
-      above the optimum) at lam = 2^0-2^4 on australian, heart, wdbc; TRON certifies in
-      1-5 ms (worst point a tie, ionosphere raw lam = 2^0: 1.02 x).
-    * RBF, lam = 2^0, 2^4, ..., 2^20 (48 points per group, best of 2 solves each):
-      certified at every point; 0.06 x ([0, 1]) and 0.08 x (raw) the DCD's total where
-      both ran (lam <= 2^16). Where the rule keeps the DCD, the same solve (0.9-1.3 x); at
-      lam = 2^8, where the Newton takes over on 300-800 points, 1.6-2.5 x the DCD's time
-      (5-14 ms more): the one place it loses; from 2^12 on 0.006-0.3 x, and at 2^16-2^20
-      the Newton certifies where the DCD crawls or stops at its cap (spambase 2^16).
-    * tiny sets (10-50 points, lam = 2^-8 ... 2^8): linear 0.38 x, RBF 1.0 x the DCD's
-      time (sub-millisecond solves); all certified.
-    * ``ODMClassifier`` (validation/bench_defaults.py): the same accuracy on every set
-      (4 scikit-learn and 19 KEEL sets with its RBF default; 21 sets with the linear
-      kernel, whose fits took 4.8 s against 40.5 s).
-    * the first linear solve of a process compiles TRON instead of the DCD: about 10 s of
-      CPU against 5 s (an empty ``NUMBA_CACHE_DIR``); once per machine with the cache.
-
-    Rules and the measurements behind them (``validation/bench_odm_path.py --auto``, cold
-    solves at the default certified tolerance, mu = 0.8, theta = 0.2, 2-core machine shared
-    with other jobs, so the times are noisy; issue 13):
+    The rules and why (the measurements: validation/decisions.md, from
+    ``validation/bench_odm_path.py --auto``):
 
     * kernel not linear -> ``"dcd"``: TRON and SVRG work on the linear primal only.
     * linear kernel, any m, d, nnz, lam -> ``"tron"``. TRON was the fastest of the three in
-      every case measured once compiled: spambase 4,597 x 57 at lam = 2^0 / 2^10 / 2^20:
-      TRON 0.01 / 0.10 / 0.14 s, DCD 1.0 (a first, partly compile-bound run) / 0.12 s /
-      crawls (15 s and more at 2^18-2^20 on a 3,089-point set, issue 13), SVRG 8.5 / 2.3 s /
-      not converged in 1,000 epochs; magic 7,000 x 10: TRON 0.017 / 0.026 / 0.031 s, DCD
-      0.026 / 0.057 s / crawls, SVRG 0.12 / 7.4 / 10.8 s; a sparse 20,000 x 5,000 CSR set
-      (0.2 % nnz): TRON 0.15 / 0.52 / 0.84 s, DCD 0.45 / 2.1 s / crawls, SVRG 7.9 / 100 /
-      275 s. The DCD's cost grows with lam (its dual's conditioning), TRON's does not (a
-      few Newton steps of a few dozen CG products each, O(nnz) per product), and SVRG
-      needs tens to hundreds of passes where TRON needs a few. ``m``, ``d`` and ``nnz`` did
-      not change the ranking in this range, so they take no part in the rule yet.
+      every case measured (dense and CSR, lam from 2^0 to 2^20). The DCD's cost grows with
+      lam (its dual's conditioning) until it crawls, TRON's does not (a few Newton steps of
+      a few dozen CG products each, O(nnz) per product), and SVRG needs tens to hundreds of
+      passes where TRON needs a few. ``m``, ``d`` and ``nnz`` did not change the ranking in
+      the range measured, so they take no part in the rule yet.
     * kernel, ``a / mean(diag K) <= NEWTON_MAX_SHIFT`` (1/16) and the ``m x m`` Gram fits
       in the default cache (200 MB: m <= 5,120) -> ``"newton"``, else ``"dcd"``. The DCD's
       epochs grow as the dual's diagonal shift ``a = m (1-theta)^2 / (2 lam)`` falls below
       the kernel's scale; the Newton costs a few Cholesky factorisations of the active
       block (O(|S|^3), |S| ~ 0.8 m here; a Woodbury update when few points changed)
-      whatever ``lam``. Measured on spambase 3,000 x 57 (RBF gamma = 1/57, mu = 0.8,
-      theta = 0.2; ``a = 960 / lam``), along the path (each point warm-started from the
-      previous), a 2-core machine shared with other jobs (load average 5-7: the times are
-      noisy, compare within a row): lam = 2^0 / 2^4 / 2^8 / 2^12 / 2^16:
-      DCD 0.17 / 0.19 / 0.40 / 1.5 / 9.3 s (epoch cap, not certified); Newton 1.5 / 1.1 /
-      3.7 / 6.4 / 4.9 s (all certified; 1-5 Newton steps). ``validation/bench_odm_path.py``
-      with this rule (DCD to 2^12, Newton at 2^16): 1.19 / 0.71 / 0.95 / 2.84 / 5.09 s, all
-      certified. Cold at lam = 2^20: Newton 4.3 s (5 steps) against the DCD at 2^8 0.94 s;
-      the DCD alone does not finish at 2^20. The cross-over lies between 2^12 (a = 0.23)
-      and 2^16 (a = 0.015): the rule takes a <= 1/16 (lam >= 2^14 here).
+      whatever ``lam``. Along a path on spambase 3,000 x 57 (RBF) the cross-over lies
+      between ``a = 0.23`` and ``a = 0.015``: the rule takes ``a <= 1/16``; the DCD alone
+      does not finish at the weak end.
     * kernel, ``1/16 < a / mean(diag K) <= NEWTON_LOWRANK_SHIFT`` (1) -> ``"newton"`` when
       the Gram is within ``m / 8`` columns of a low-rank matrix on the scale of ``a``
       (:func:`fast._kernel_newton.lowrank_factor`: the Newton then solves each piece by
       preconditioned CG, no Cholesky of the active block), else ``"dcd"``. A Gram close to
       low rank is what makes the DCD crawl (its dual is ill-conditioned) and the CG fast;
       a Gram far from it (a large gamma) keeps the dual well conditioned and the DCD
-      quick. Same set, same machine (load 10-14: compare within a row), path from 2^0 to
-      2^16 with the Gram built once: the DCD to 2^12 and the CG Newton at 2^16: 2.35 (with
-      the Gram) / 0.44 / 0.72 / 3.0 (100 epochs) / 1.37 s; the Newton everywhere: 1.68 /
-      0.29 / 0.81 / 2.26 / 1.46 s; this rule (the Newton from 2^12, a = 0.23, rank 46):
-      2.26 / 0.35 / 0.58 / 1.65 / 1.28 s, all certified. At 2^8 (a = 3.75 > 1) the two
-      tie (0.72-0.84 s against 0.81 s), so the DCD keeps the strong end.
+      quick. At ``a = 3.75`` the two tie, so above ``a = 1`` the DCD keeps the strong end.
     * a polynomial kernel takes the same rule; its ``"newton"`` runs in the explicit feature
       space (:func:`fast._kernel_newton.minimize_features`) when that space is smaller than
       ``m`` and the shift is too small for the coefficient-space Cholesky (raw features) or
       the space is small (:func:`fast._kernel_newton.explicit_features`). On raw features
       (quadratic kernel, Gram entries up to 2.4e11 on breast_cancer) ``a / mean(diag K)``
       is below 1/16 at every lam; the coefficient-space Newton failed there (``K_SS + A_S``
-      not SPD in floating point) and left the DCD to run to its epoch cap.
-      Session 10, the path lam = 2^0, 2^8, 2^20 (``validation/sweep_paths.py --quick
-      --family ODM --kernel poly --scaling raw``'s sets), CPU seconds of the solves,
-      single-threaded BLAS, against the former code: spambase 3,000 x 57 (1,711
-      features) 18.2 s against 22.5 s, breast_cancer 0.68 s against 2.95 s, haberman 0.31 s
-      against 1.99 s (first solves of a process included); the same points certify (lam =
-      2^0, haberman also 2^8); the others end 'inaccurate' at the rounding floor of
+      not SPD in floating point) and left the DCD to run to its epoch cap. In feature space
+      the same points certify, faster (``validation/sweep_paths.py --quick --family ODM
+      --kernel poly --scaling raw``); the others end 'inaccurate' at the rounding floor of
       ``K coef``, where no point certifies, with coefficients whose outputs are the
       optimum's (raw breast_cancer, lam = 2^20: training accuracy 0.996; the DCD's point
-      at its epoch cap: duality gap 1.0). The full grid 2^0 ... 2^20 on 11 raw sets, both
-      (mu, theta) of the sweep's ``--params two``: 129 of 242 points certified against 125,
-      path CPU at most 2.3 s against 66 s. With features in [0, 1] the quick sweep is
-      unchanged (the coefficient-space Newton is kept: faster there).
+      at its epoch cap: duality gap 1.0). With features in [0, 1] the coefficient-space
+      Newton is kept (faster there).
     """
     if prob.kernel.is_linear:
         return "tron"

@@ -32,17 +32,14 @@ Recovery without ``(I + AG)^{-1}``: from ``(I + AG) nu = Yv`` and ``G nu = Y H v
 ``method="smo"``: the ``gram`` path's dual (``Q = H``) by the SMO without equality of
 :mod:`fast._smo_run` (greedy second-order single-variable steps with shrinking and the
 Newton polish): ``s = +1``, ``p = -e + (mu2/m) H e``, ``u = upper``; ``nu`` by the Woodbury
-solve. Measured on LDM (RBF gamma = 1/d, lam1 = lam2 = 2^-8, [0,1]-scaled
-KEEL ecoli1, yeast3, australian, C = 2^0, 2^4, 2^8, 2^12, 2^14, 2^16, 2^20; issue 13) the
-SMO ends ``optimal`` in 16 of 21 runs, the DCD in 7 (all solved by the SMO too, in
-1.1-2.3x less CPU); at ecoli1 C = 2^20 and yeast3 C >= 2^12 both stop at ``max_iter`` and
-the SMO's point is worse (it spends ~2x the time). Hence the default (``method=None``): the SMO
-for a kernel, the DCD for the linear kernel (its whitened linear path is O(d) per step).
-Since the SMO's Newton polish got a budget that grows with the SMO's own work
-(:data:`fast._smo_run.POLISH_WORK`), ``fast.path`` over C = 2^0, 2^2, ..., 2^20 (same
-setting, ``validation/sweep_paths.py --family LDM --kernel rbf``) certifies 65 of 66 points
-on australian, german, yeast3, ecoli1, haberman, pima (was 39, with two paths killed at
-120 s); the miss: haberman C = 2^20 (``max_iter``, duality gap 1.2e-4, warned).
+solve. On LDM with an RBF kernel over the KEEL sets and C from 2^0 to 2^20 the SMO certifies
+far more points than the DCD, and in less CPU wherever both do (validation/decisions.md).
+Hence the default (``method=None``): the SMO for a kernel, the DCD for the linear kernel
+(its whitened linear path is O(d) per step). With the SMO's Newton polish on a budget that
+grows with the SMO's own work (:data:`fast._smo_run.POLISH_WORK`), ``fast.path`` over
+C = 2^0, 2^2, ..., 2^20 (``validation/sweep_paths.py --family LDM --kernel rbf``)
+certifies 65 of 66 points on australian, german, yeast3, ecoli1, haberman, pima; the miss:
+haberman C = 2^20 (``max_iter``, duality gap 1.2e-4, warned).
 Where the free set is too large for the polish's eigendecompositions (nearly every
 multiplier at 0 pointing inward), the polish is an interior-point QP
 (:func:`fast._polish.interior_point_qp`, one Cholesky per step): LDM RBF on KEEL spambase,
@@ -118,9 +115,9 @@ def woodbury_data(G, y, c):
     ``c = 2 mu1 / m`` does not depend on the path's parameter (``lam`` of ODML, ``C`` of LDM,
     whose ``mu1 = 2 lam1``), so along :func:`fast.path` (whose problems share one Gram
     array) ``H`` and the factor are built once and kept for the last Gram array seen (by
-    identity, with ``y`` and ``c``): on KEEL spambase (m = 3,000, RBF) they are ~5.5 s of
-    the ~6 s of a point at C = 1 (issue 13). Like the problem's own caches, this assumes the
-    Gram array is not modified in place."""
+    identity, with ``y`` and ``c``): they are most of the cost of a point (KEEL spambase,
+    m = 3,000, RBF, C = 1; validation/decisions.md). Like the problem's own caches, this
+    assumes the Gram array is not modified in place."""
     from refmodels.odml import (_check_woodbury_args, _woodbury_apply, _woodbury_factor,
                                 _woodbury_H_from)
 

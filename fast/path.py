@@ -1,4 +1,4 @@
-"""Warm-started regularization paths: ``fast.path(prob, lam=[...])`` (issue 13).
+"""Warm-started regularization paths: ``fast.path(prob, lam=[...])``.
 
 One :class:`refmodels.Solution` per value of the family's own regularization parameter,
 computed from strong to weak regularization, each solve warm-started from the previous
@@ -54,15 +54,15 @@ PATH_PARAMS = _path_params()
 #: families whose dual box grows linearly with the path's parameter (``[0, C]``; ODML's
 #: ``[0, lam/m]``) and whose warm start is the previous dual point scaled by
 #: ``v_new / v_old`` (see :func:`_scaled_start`; LDM / ODML on KEEL spambase, m = 3,000,
-#: RBF: 5/11 -> 10/11 certified, the path 348 -> 60 s CPU; australian, german, haberman:
-#: 0.17-0.30x the time, 11/11 either way)
+#: RBF: 5/11 -> 10/11 certified, and a faster path on every set measured;
+#: validation/decisions.md)
 #: a warm-started point that ends neither ``optimal`` nor ``converged`` is solved again cold
-#: (the cold point is kept if it is ``optimal``, else the warm one). Measured (issue 13, RBF
-#: gamma = 1/d, [0,1]-scaled, m = 3,000, ``validation/sweep_paths.py``): LDM spambase
-#: C = 2^20 warm-started from 2^18 ends at ``max_iter`` (duality gap 3.0e-4, violation 1e-3
-#: after four active-set polishes, each on a free set of < 1,000, one per chunk) where the
-#: cold solve's interior-point polish certifies it (the path: 10/11 -> 11/11 certified, 59
-#: -> 80 CPU s, certificates included). Points that end ``optimal`` never pay for it (the
+#: (the cold point is kept if it is ``optimal``, else the warm one). On LDM spambase
+#: (RBF gamma = 1/d, [0,1]-scaled, m = 3,000, ``validation/sweep_paths.py``) C = 2^20
+#: warm-started from 2^18 ends at ``max_iter`` (duality gap 3.0e-4, violation 1e-3 after
+#: four active-set polishes, each on a free set of < 1,000, one per chunk) where the cold
+#: solve's interior-point polish certifies it (the path: 10/11 -> 11/11 certified, at some
+#: cost in time: validation/decisions.md). Points that end ``optimal`` never pay for it (the
 #: SVM / LDM / ODML paths of haberman, sonar, australian, german, breast_cancer: no retry)
 COLD_RETRY = True
 

@@ -32,28 +32,14 @@ def choose_method(prob):
     """``method="auto"`` (and :func:`fast.path`'s default) for the SVM without intercept:
     ``"smo"`` for a kernel other than the linear one, ``"dcd"`` for the linear kernel.
 
-    Measurement (issue 13; ``validation/sweep_paths.py --family SVM --kernel rbf
-    --scaling minmax --sets australian,german,yeast3,ecoli1,haberman,pima``: RBF
-    gamma = 1/d, [0,1]-scaled features, ``fast.path`` over C = 2^0, 2^2, ..., 2^20
-    warm-started, ``certify=True``): the DCD certified 37 of 66 points (every miss a
-    ``max_iter``, from C = 2^8 on yeast3, 2^10 haberman, 2^12 australian, german, pima,
-    2^18 ecoli1) in 96 CPU s (the six paths, certificates included); the SMO (with the
-    polish budget of :data:`fast._smo_run.POLISH_WORK`) certified 66 of 66 in 71 CPU s,
-    less on every set (australian 2.4 s against 15.2, pima 8.6 against 21.4) except
-    yeast3 (32 s against 20, all 11 points against 4). At m = 3,000 (spambase, magic
-    subsampled; same sweep) neither certifies the path: the DCD 0 and 1 of 11 points
-    (``max_iter`` throughout, 37-43 s), the SMO the five points C <= 2^8 on each, then
-    ``max_iter`` from C = 2^10 (warned) until the sweep's 120 s kill. Session 5
-    (yeast3, australian, german, spambase, magic at m <= 3000, cold solves at
-    C = 2^0, 2^4, ..., 2^20): the SMO optimal in 22 of 30 runs, the DCD in 13, every one of
-    which the SMO also solves, 1.3-7x faster except german C = 2^8 (4x slower) and C = 1 on
-    german and magic (about equal). The linear kernel keeps the DCD (on ``w``, O(d) per
-    step): the same sweep with ``--kernel linear`` on australian and german certified 7 of
-    11 points on each with the DCD (misses at C >= 2^14) against 11 (australian, 12 CPU s
-    against 48) and 9 (german, 139 CPU s against 70) with the SMO: no uniform gain. Since
-    the DCD's low-rank active-set polish (``lowrank_polish`` of :func:`fast._dcd.run`) the
-    DCD certifies 11 of 11 on both, the path's solves 5.6x (australian) and 8.2x (german)
-    LIBLINEAR's time in the same run (``--peers``; before: 77x on both).
+    Why (the measurements: validation/decisions.md): along ``fast.path`` over
+    C = 2^0, 2^2, ..., 2^20 on RBF kernels (``validation/sweep_paths.py --family SVM
+    --kernel rbf``) the SMO certified every point on six KEEL sets where the DCD certified
+    37 of 66, its misses all ``max_iter`` at large C, and the SMO was faster on all but
+    one set; at m = 3,000 neither certifies the whole path. The linear kernel keeps the DCD
+    (on ``w``, O(d) per step): there the SMO gave no uniform gain, and with the DCD's
+    low-rank active-set polish (``lowrank_polish`` of :func:`fast._dcd.run`) the DCD
+    certifies every point of australian and german (``--kernel linear``).
     """
     return "dcd" if prob.kernel.is_linear else "smo"
 
@@ -118,11 +104,11 @@ def solve(prob, method=None, tol=None, max_iter=None, random_state=None, warm_st
                                     gap_target=_common.relative_gap_target(gap_tol, prob),
                                     # linear kernel, large C: the free set (d << m) moves
                                     # for many epochs, and a Newton step on a set that is
-                                    # still moving is mostly wasted (bench_odm_path.py
-                                    # --svm-only: half the time at C = 2^10)
+                                    # still moving is mostly wasted (measured by
+                                    # bench_odm_path.py --svm-only)
                                     polish_stable_only=(path == "linear"),
                                     # ... but Q = Y X X^T Y has rank d: an active set on
-                                    # all the variables reaches the vertex (issue 13)
+                                    # all the variables reaches the vertex
                                     lowrank_polish=True)
     coef = y * alpha
     objective = primal(alpha, u, s, w)

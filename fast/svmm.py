@@ -56,34 +56,17 @@ def choose_method(prob):
     the DCD does not reach its tolerance, ``fast.solve`` hands the problem to the SMO
     (``info["ipm_fallback"]`` / ``info["dcd_fallback"]``).
 
-    Measurements (issue 13, session 10):
-
-    * ``validation/sweep_paths.py --quick --family SVMm --kernel linear`` (sonar, haberman,
-      breast_cancer, spambase at 3,000 rows; [0,1]-scaled; C2 = 1, eps = 1, with
-      intercept; C1 = 2^0, 2^8, 2^20, warm-started path, certified): the SMO certified 11
-      of 12 points, spambase's C1 = 2^20 ended in ``max_iter`` (600,000 iterations), its
-      path 25.3 CPU s; the interior point certifies 12 of 12, the four paths in 0.09-0.67
-      CPU s each (spambase 38x less), 15-60 steps per point.
-    * Raw (unscaled) features, the 11-point grid: haberman 4.1 -> 2.1 CPU s and sonar
-      0.37 -> 0.41 s, 11 of 11 certified on both sides; on raw breast_cancer and australian
-      the interior point stops short from C1 = 2^10 (Gram entries ~1e7: its Newton systems
-      lose their digits) and the SMO takes over, as slow as before or slower.
-    * Session 11, the same raw grid: the robust retry of :func:`fast._svmm_linear.ipm` (its
-      ``w`` carried, the small-``h`` variables of its Newton systems solved apart) and the
-      better of the interior point's and the SMO's points: breast_cancer 5 -> 8 of 11
-      certified (path 40.9 -> 16.3 CPU s), australian from a timeout (60 s) to 6 of 11
-      certified (36.6 CPU s), haberman 11 of 11 on both sides (C1 = 2^16, 2^18 now by the
-      interior point, not the SMO). What is left fails at the round-off of the gap itself:
-      ``X^T coef`` sums terms ~C1 |x_i| (|x_i| to 1e5 on australian) that cancel, and the
-      gap of one point at ``X^T coef`` in float64 and in exact arithmetic differ by more
-      than the certificate's 1e-6 (raw breast_cancer, C1 = 2^16, the interior point
-      converged to 1e-13: 4.1e-6 against 3.1e-5; australian, 2^12, no intercept: 4.0e-7
-      against 2.8e-6); with an intercept the robust interior point also stalls on australian
-      (1.5e-6 at 2^12).
-    * CSR data, m = d = 2,000, 1% nonzeros, no intercept: the DCD (then the SMO from its
-      point when it stops at ``max_iter``) against the SMO alone: C1 = 0.1: 1.8 s / 3.6 s,
-      C1 = 1: 0.10 s / 6.2 s, C1 = 16: 4.6 s / 11.2 s, all certified. With an intercept
-      (the equality) the SMO.
+    Why (the measurements: validation/decisions.md, ``validation/sweep_paths.py --quick
+    --family SVMm --kernel linear``): on [0,1]-scaled features the interior point certifies
+    every point of the path, the SMO all but one, and the interior point's paths are far
+    faster. On raw features with entries ~1e7 the interior point's Newton systems lose their
+    digits from ``C1 = 2^10`` on; its robust retry and the better of its and the SMO's
+    points certify most of the grid. What is left fails at the round-off of the gap itself:
+    ``X^T coef`` sums terms ~C1 |x_i| that cancel, and the gap at ``X^T coef`` in float64
+    and in exact arithmetic differ by more than the certificate's 1e-6. On sparse data
+    without intercept the DCD (then the SMO from its point when it stops at ``max_iter``)
+    is faster than the SMO alone, all points certified. With an intercept (the equality)
+    the SMO.
     """
     if prob.kernel.is_linear and prob.X.shape[1] <= IPM_MAX_D:
         return "ipm"

@@ -60,12 +60,10 @@ OBJECTIVE_RESIDUALS = ("duality gap", "complementarity", "objective gap", "objec
 #: the round-off bound ``R`` itself (``u = 1e7 R``; a lower bound on it when ``u`` is capped
 #: at 1; above it by at most ~45x when ``u = 1e-7 |P0|``, since ``R >= eps |P0| rho`` with
 #: ``rho`` ~ the margins). With the default tol the band is a failing residual up to ~10x
-#: the tolerance. Measured (session 11, ``validation/sweep_scales.py --seed 9300``, fast
-#: points that fail): EpsSVM 9303 (raw, quadratic kernel, ``P = 9.9e-11``, ``u = 1e7 R =
-#: 9.3e-7``) duality gap 46 R (45.6 R_u); SVM 9328 (raw cubic, ``P = 3.3``, ``u = 1``,
-#: ``R = 5``) 85 R_u; MKLm 9332 (raw cubic, stalled, ``P = 1.2``, ``u = 1``, ``R = 1.7e-3``)
-#: 80 R_u; EpsSVM 9331 (``P = 7e-4``, ``u = 1``) 38 R_u. The SMO's own floor measured 10-15
-#: times its round-off bound (fast/_smo_run.py, ROUNDOFF_PRE)
+#: the tolerance. 100 is chosen above the failing fast points of ``validation/sweep_scales.py``
+#: that stop at the rounding floor (they lie at 38-85 round-off units) and above the SMO's
+#: own floor (10-15 times its round-off bound, fast/_smo_run.py ROUNDOFF_PRE); the cases:
+#: validation/decisions.md
 FLOOR_FACTOR = 100.0
 
 

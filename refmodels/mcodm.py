@@ -319,9 +319,8 @@ class RelaxedMcODM(_MultiClassData):
         ``F`` (``1/2 ||F^T coef||^2``: CVXPY adds ``r k`` variables and rows) when the feature
         map is narrow (``r <= m/2``, e.g. a linear kernel), in kernel form
         (``1/2 sum_l coef_l^T (F F^T) coef_l``: ``k`` dense m x m blocks) when it is wide.
-        Measured on ``refmodels verify``'s rows (iris[75], k = 3): rbf (r = 74) 0.08 s CPU a
-        dual solve against 0.15 s through ``F``; linear (r = 4) 0.035 s through ``F``
-        against 0.08 s in kernel form."""
+        Each form was the faster on ``refmodels verify``'s rows on its side of ``m/2``
+        (validation/decisions.md)."""
         import cvxpy as cp
 
         F = self.F

@@ -70,7 +70,8 @@ _INSTALLED_SOLVERS = []
 
 
 def installed_solvers():
-    """CVXPY's installed solvers (cached: ``cp.installed_solvers()`` costs ~30 ms a call)."""
+    """CVXPY's installed solvers (cached: ``cp.installed_solvers()`` does its work again on
+    every call, a cost every solve would pay)."""
     if not _INSTALLED_SOLVERS:
         import cvxpy as cp
 

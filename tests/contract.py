@@ -1,4 +1,4 @@
-"""The contract every fast solver keeps, written once and run over every family (issue 12).
+"""The contract every fast solver keeps, written once and run over every family.
 
 As CVXPY's ``cvxpy/tests/solver_test_helpers.py`` pairs problem factories with reusable
 checks, this module pairs, for each family of :mod:`refmodels.registry` (plus ``"SVM+b"``,
@@ -48,7 +48,8 @@ from strategies import (KERNELS, drawn, tag, UNIT, Scale, binary_data, drr_data,
 
 REL = 1e-6          #: relative objective agreement with the reference (CVXPY, Clarabel)
 #: iterations of first-order methods (DRR's APG/PPA/GD) off the unit scale: their defaults
-#: (5e4-1e5) take minutes on 1e18 Grams; stopping early is honest (status + warning)
+#: (5e4-1e5) take too long for a test on 1e18 Grams; stopping early is honest (status +
+#: warning)
 BAD_SCALE_MAX_ITER = 3000
 
 
@@ -59,7 +60,7 @@ def rel(a, b):
 
 
 # ---------------------------------------------------------------------------------------
-# the trust property (issue 11): what every solve owes at every scale
+# the trust property: what every solve owes at every scale
 # ---------------------------------------------------------------------------------------
 def scale_of(prob):
     """The :class:`strategies.Scale` a drawn problem was made at (``UNIT`` if not drawn)."""
@@ -457,8 +458,8 @@ def check_agrees(case, prob):
                            lambda: case.reference(prob))
     if sol is not None:
         assert sol.form == "fast" and (case.solver is None or sol.solver == case.solver)
-        # the reported objective is the one at the returned point (issue 11's LDM returned a
-        # coef whose objective was not the reported one), as the certificate evaluates it:
+        # the reported objective is the one at the returned point (a solver can return a
+        # coef whose objective is not the reported one), as the certificate evaluates it:
         # off the unit scale ``case.value_at`` (through w = F^T coef) loses digits to
         # cancellation (1.8e-4 against 3e-15 with polynomial Gram entries of 1e24)
         P = prob.certify(sol, reference=False).values["objective"]

@@ -33,7 +33,7 @@ KERNELS = ("linear", "rbf", "poly", "precomputed")
 
 
 # ---------------------------------------------------------------------------------------
-# every scale (issue 11): the one vocabulary every property test draws its data through
+# every scale: the one vocabulary every property test draws its data through
 # ---------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Scale:
@@ -163,7 +163,7 @@ def projected_gradient(Q, p, lo, hi, iters=5):
 
 
 # ---------------------------------------------------------------------------------------
-# every scale (issue 11): unscaled features, raw data with polynomial kernels (Gram entries
+# every scale: unscaled features, raw data with polynomial kernels (Gram entries
 # up to 1e8 and beyond), near-duplicate points, theta close to 1, hyperparameters over
 # orders of magnitude; one generator for the property tests and validation/sweep_scales.py
 # ---------------------------------------------------------------------------------------
@@ -259,7 +259,7 @@ def make_problem(family, seed):
 
 
 # ---------------------------------------------------------------------------------------
-# problem strategies shared by the family test files and tests/contract.py (issue 12)
+# problem strategies shared by the family test files and tests/contract.py
 # ---------------------------------------------------------------------------------------
 def mkl_data(seed, m, d, scale=1.0):
     """``(X, y)``: a binary instance (``random_binary``), features times ``scale``."""

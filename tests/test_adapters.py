@@ -33,8 +33,8 @@ DATASETS = ("breast_cancer", "iris", "wine", "digits", "heart")
 @pytest.fixture(autouse=True, scope="module")
 def _one_blas_thread():
     """One thread (BLAS, OpenMP): the certificates' eigendecompositions are small (m <= 569),
-    and on a shared 2-core machine threaded BLAS made this file 4x slower (94 s against 20 s
-    of CPU)."""
+    and threaded BLAS on such small matrices made this file several times slower
+    (validation/decisions.md)."""
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(limits=1):
@@ -535,10 +535,10 @@ def test_format_argument_errors(tmp_path):
 
 
 def test_from_fast_carries_the_estimators_own_multipliers():
-    """Session 9 (validation/sweep_adapters.py): ODMClassifier on raw breast_cancer (the
-    'auto' default: TRON, then the DCD from its multipliers) converged and its own
-    certificate held, but from_sklearn gave coef alone and the multipliers derived from the
-    margins left stationarity 9e-3. The round trip now carries the solver's multipliers."""
+    """ODMClassifier on raw breast_cancer (the 'auto' default: TRON, then the DCD from its
+    multipliers; a case of validation/sweep_adapters.py): its own certificate holds, and
+    the round trip through from_sklearn carries the solver's multipliers, not only coef
+    (multipliers derived from the margins leave stationarity 9e-3)."""
     from sklearn.datasets import load_breast_cancer
 
     fast = pytest.importorskip("fast")

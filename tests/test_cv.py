@@ -1,4 +1,4 @@
-"""Cross-validated estimators by warm-started paths (fast/cv.py, issue 13)."""
+"""Cross-validated estimators by warm-started paths (fast/cv.py)."""
 import warnings
 
 import numpy as np
@@ -160,7 +160,7 @@ def test_odm_cv_refits_with_method_auto_and_problem_class():
 
 
 # ---------------------------------------------------------------------------------------
-# no silent wrong answer in the refit, on raw (unscaled) data (issue 13 x issue 11)
+# no silent wrong answer in the refit, on raw (unscaled) data
 # ---------------------------------------------------------------------------------------
 def _breast_cancer_raw(m=80, seed=0):
     """A stratified subsample of scikit-learn's breast_cancer, features as shipped (up to

@@ -211,7 +211,7 @@ def test_svm_intercept_defaults_differ_for_a_documented_reason():
 
 
 
-# ---- issue 14: certify a fitted estimator, ties, ODM's method, McODM's outer loop -----------
+# ---- certify a fitted estimator, ties, ODM's method, McODM's outer loop --------------------
 CERTIFIED = BINARY + [fast.McODMClassifier, fast.MKLmClassifier]
 
 
@@ -335,7 +335,7 @@ def test_odm_method_parameter():
         clf = fast.ODMClassifier(kernel="linear", method=method).fit(X, y)
         assert clf.certify()[0].ok
         np.testing.assert_allclose(clf.coef_, base.coef_, rtol=1e-4, atol=1e-6)
-    # None is fast.solve's default, "auto": TRON on the linear kernel (issue 13); "dcd" is
+    # None is fast.solve's default, "auto": TRON on the linear kernel; "dcd" is
     # still there by name
     assert base.solutions_[0].solver == "fast:tron"
     assert fast.ODMClassifier(kernel="linear", method="dcd").fit(X, y).solutions_[0].solver \

@@ -153,7 +153,7 @@ def _dense_until_still(Q, g0, x0, lo, hi):
 
 
 @pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "known limitation (found by hypothesis, session 11): features x1e-3 with near duplicates "
+    "known limitation (found by hypothesis): features x1e-3 with near duplicates "
     "(relative 1e-9), C = 2^20, seed 255: active_set_qp_lowrank ends with a projected "
     "gradient of 8.6e-10, 8x the round-off heuristic 1e-12 lambda_max max(1, |x|) = 1.1e-10 "
     "of test_active_set_qp_lowrank_matches_the_dense_active_set (the near duplicates make "
@@ -228,10 +228,10 @@ def _check_lowrank(scale, seed, C):
 def test_dense_active_set_reaches_the_kkt_point_of_a_nearly_singular_dual(C):
     """The dense :func:`fast._polish.active_set_qp` on the SVM dual of an RBF Gram of 3-D
     [0,1] data (gamma = 1/d: eigenvalues down to 1e-16 lambda_max) with a box up to 2^20,
-    from a cold start, in one call: the KKT point to the gradient's round-off. Before,
-    repeated Newton steps made only of round-off used the whole step cap, then a released
-    variable went straight back to its bound: the SMO / DCD polish stopped at the start
-    (|PG| = 8) and the haberman solves at C >= 2^14 ran to max_iter (issue 13)."""
+    from a cold start, in one call: the KKT point to the gradient's round-off. The hazard:
+    repeated Newton steps made only of round-off use the whole step cap, then a released
+    variable goes straight back to its bound, so that the SMO / DCD polish stops at the
+    start (|PG| = 8) and the haberman solves at C >= 2^14 run to max_iter."""
     from fast._polish import active_set_qp
 
     rng = np.random.default_rng(0)
@@ -249,8 +249,8 @@ def test_dense_active_set_reaches_the_kkt_point_of_a_nearly_singular_dual(C):
 
 @pytest.mark.parametrize("with_eq", [False, True])
 def test_interior_point_qp_matches_the_active_set(with_eq):
-    """:func:`fast._polish.interior_point_qp` (the SMO's polish on a large free set, issue
-    13) on box QPs of every rank, boxes from 1 to 1e5 wide, with and without the equality:
+    """:func:`fast._polish.interior_point_qp` (the SMO's polish on a large free set) on box
+    QPs of every rank, boxes from 1 to 1e5 wide, with and without the equality:
     its point lies in the box, keeps ``s^T x = s^T x0``, and its decrease matches the
     dense active set's (the exact optimum of these small QPs) to 1e-9."""
     from fast._polish import active_set_qp, interior_point_qp

@@ -156,7 +156,7 @@ def test_max_iter_status_and_warning():
         loose = fast.solve(prob, tol=1e-2)
     assert loose.info["gap"] <= 1e-2
     # 'optimal' is the certificate's promise (1e-6); a point that meets only the loose
-    # tolerance asked is 'converged' (issue 11/14), without a warning
+    # tolerance asked is 'converged', without a warning
     assert loose.status == ("optimal" if prob.certify(loose, reference=False).ok
                             else "converged")
 
@@ -175,9 +175,9 @@ def test_bad_arguments():
 
 
 def test_reference_agrees_on_a_badly_scaled_polynomial_instance():
-    """Was a strict xfail (session 2): on this badly scaled instance (polynomial base kernel
-    on data x3, Gram entries up to 3e7) the CVXPY dual returned a point 1.2% above the
-    optimum and called it optimal. The reference now certifies before it answers (issue 11):
+    """On this badly scaled instance (polynomial base kernel on data x3, Gram entries up to
+    3e7) the CVXPY dual returns a point 1.2% above the optimum and calls it optimal. The
+    reference certifies before it answers:
     the dual point fails its certificate, tight Clarabel is inaccurate, and the ladder ends
     at the reduced-gradient form, which agrees with the fast point."""
     X, y = _data(5, 33, 5, 3.0)
@@ -215,11 +215,11 @@ def _keel_rows(name, m, seed=0):
 
 
 def test_raw_polynomial_gap_at_roundoff_stops_early():
-    """Session 10: raw pima, 48 rows, linear + RBF + quadratic base kernels (Gram entries
-    to 2.3e9): the MKL gap falls to ~1e-8 in 4 iterations, then wanders at its round-off
-    floor (5e-9 .. 3e-8) above tol = 1e-9; the solver ran all 500 iterations of max_iter
-    (6 s). Now it stops after _STALL_ITERS iterations without progress, says so, and
-    returns the best point seen, which certifies."""
+    """Raw pima, 48 rows, linear + RBF + quadratic base kernels (Gram entries to 2.3e9):
+    the MKL gap falls to ~1e-8 in 4 iterations, then wanders at its round-off floor
+    (5e-9 .. 3e-8) above tol = 1e-9. The solver stops after _STALL_ITERS iterations without
+    progress (not all 500 of max_iter), says so, and returns the best point seen, which
+    certifies."""
     X, y = _keel_rows("pima", 48)
     d = X.shape[1]
     ks = [K.Linear(), K.RBF(gamma=1.0 / (d * X.var())), K.Polynomial(2, 1.0 / d, 1.0)]
@@ -234,9 +234,9 @@ def test_raw_polynomial_gap_at_roundoff_stops_early():
 
 
 def test_raw_single_polynomial_kernel_inner_polish():
-    """Session 10: raw haberman, 48 rows, one quadratic kernel (Gram entries ~1e8): the
-    inner SMO alone crawled (1.5 million iterations, 2 s); with its own polish in the first
-    stages it finishes in a few ten thousand. The single-kernel MKLm is SVMm with halved
+    """Raw haberman, 48 rows, one quadratic kernel (Gram entries ~1e8): the inner SMO alone
+    crawls (1.5 million iterations); with its own polish in the first stages it finishes in
+    a few ten thousand. The single-kernel MKLm is SVMm with halved
     boxes."""
     X, y = _keel_rows("haberman", 48)
     kern = K.Polynomial(2, 1.0 / X.shape[1], 1.0)
@@ -248,7 +248,7 @@ def test_raw_single_polynomial_kernel_inner_polish():
     assert rel(sol.objective, svmm.objective) <= 1e-7
 
 
-# ---- a stall at the gap's round-off floor: the certificate decides (session 11) ----------
+# ---- a stall at the gap's round-off floor: the certificate decides ----------------------
 @pytest.mark.parametrize("seed", [9300, 9311])
 def test_stall_at_the_floor_that_certifies_is_optimal(seed):
     """validation/sweep_scales.py --family MKLm --seed 9300: raw cubic (9300) and quadratic

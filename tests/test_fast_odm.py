@@ -78,7 +78,7 @@ def test_status_is_the_certificate_on_raw_features():
 
 
 def test_default_is_auto():
-    """``method=None`` is ``"auto"`` (issue 13): TRON on the linear kernel, on dense and CSR
+    """``method=None`` is ``"auto"``: TRON on the linear kernel, on dense and CSR
     input alike, the kernel Newton at weak regularization, the DCD at strong; an option only
     the DCD takes selects the DCD (a call written for the former default keeps its meaning);
     an option no method takes is refused."""
@@ -212,7 +212,7 @@ def test_tron_formed_hessian_reaches_the_same_optimum(seed):
 def test_tron_curvature_carried_along_a_path_is_the_fresh_one(monkeypatch):
     """One Data along lam (the curvature updated by the rows that changed) gives the points
     that a fresh Data per lam gives; so does a rebuild at every second call; and d = 1 with
-    m > 1 (the state is sized by m, not by d x d: a session-11 bug wrote past it)."""
+    m > 1 (the state is sized by m, not by d x d: sizing it by d x d writes past it)."""
     from fast import _tron
 
     rng = np.random.default_rng(3)

@@ -1,6 +1,6 @@
 """fast.solve on ODML and LDM (SPEC §2–3): DCD (Woodbury H; whitened linear path) and ASGD.
 DCD against the reference, CSR = dense and the warm start from its own solution:
-tests/test_contract.py. ``method="smo"`` (issue 13): the tests at the end."""
+tests/test_contract.py. ``method="smo"``: the tests at the end."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -96,9 +96,10 @@ def test_methods_and_kernels():
 
 @pytest.mark.parametrize("family", ["LDM", "ODML"])
 def test_uncentred_cubic_kernel_is_not_silently_wrong(family):
-    """Found by the every-scale draws (strategies.scales: offset 1e3; issue 11): on uncentred
-    features (mean 1e3, cubic kernel, Gram entries ~1e18) DCD reported 'optimal' for a point
-    whose certificate failed (duality gap 1.5e-6); now it certifies or says 'inaccurate'."""
+    """Uncentred features (mean 1e3, cubic kernel, Gram entries ~1e18; an every-scale draw,
+    strategies.scales offset 1e3): the DCD's point certifies or is called 'inaccurate',
+    never 'optimal' with a failing certificate (the DCD once gave 'optimal' at a duality gap
+    of 1.5e-6)."""
     from contract import trusted
 
     rng = np.random.default_rng(11)
@@ -113,7 +114,7 @@ def test_uncentred_cubic_kernel_is_not_silently_wrong(family):
 @given(data=binary_data(), lam=log_uniform(1e-2, 1e3), mu1=mu1s, mu2=mu2s,
        ldm=st.booleans())
 def test_smo_agrees_with_the_reference(data, lam, mu1, mu2, ldm):
-    """``method="smo"`` (issue 13): the SMO without equality on ``Q = H`` (Woodbury form),
+    """``method="smo"``: the SMO without equality on ``Q = H`` (Woodbury form),
     ``p = -e + (mu2/m) H e``; the reference's optimum at the unit scale, the trust property at
     every scale, the DCD's point."""
     X, y, kernel, scale = data
@@ -164,9 +165,10 @@ def test_smo_warm_start_max_iter_and_bad_input():
 
 
 def test_ldm_weak_regularization_keel_certifies():
-    """Issue 13: LDM on KEEL haberman ([0,1], RBF gamma = 1/d, lam1 = lam2 = 2^-8,
-    C = 2^12, cold) stopped at ``max_iter`` (worst residual 0.14) while the SMO's Newton
-    polish was refused by its former budget; with fast._smo_run.POLISH_WORK it certifies."""
+    """LDM on KEEL haberman ([0,1], RBF gamma = 1/d, lam1 = lam2 = 2^-8, C = 2^12, cold)
+    certifies, without a warning, by the SMO and its Newton polish within the budget of
+    fast._smo_run.POLISH_WORK (a smaller budget refused the polish and the SMO stopped at
+    ``max_iter``, worst residual 0.14)."""
     import warnings
 
     from strategies import keel
@@ -185,7 +187,7 @@ def test_ldm_weak_regularization_keel_certifies():
 
 
 def test_ldm_nearly_singular_dual_reaches_the_optimum_by_the_interior_point_polish():
-    """Issue 13: LDM on KEEL spambase (1,000 rows, stratified, seed 0; [0,1], RBF
+    """LDM on KEEL spambase (1,000 rows, stratified, seed 0; [0,1], RBF
     gamma = 1/d, lam1 = lam2 = 2^-8, C = 2^20, cold). ``H`` is numerically singular
     (at m = 3,000: eigenvalues down to 1e-14 lambda_max, 1,736 of them above 1e-12) and the
     optimum lies ~10^5-10^6 along its near-null directions: the SMO crawls (violation 1.0
@@ -221,10 +223,9 @@ def test_ldm_nearly_singular_dual_reaches_the_optimum_by_the_interior_point_poli
 
 
 def test_woodbury_data_is_the_reference_and_kept_along_a_path(monkeypatch):
-    """Issue 13: ``H`` and the factor of ``I + RGR`` do not depend on LDM's C (nor ODML's
-    lam), so along fast.path they are built once (spambase m = 3,000: ~5.5 s of a ~6 s
-    point); they equal refmodels' woodbury_H / woodbury_solve, and a new Gram, ``y`` or
-    ``c`` rebuilds them."""
+    """``H`` and the factor of ``I + RGR`` do not depend on LDM's C (nor ODML's lam), so
+    along fast.path they are built once (they are most of a point's cost); they equal
+    refmodels' woodbury_H / woodbury_solve, and a new Gram, ``y`` or ``c`` rebuilds them."""
     import gc
 
     import refmodels.odml as ro
@@ -266,7 +267,7 @@ def test_woodbury_data_is_the_reference_and_kept_along_a_path(monkeypatch):
 
 
 def test_smo_tiny_objective_resumes_until_the_family_gap():
-    """Found by hypothesis (session 11): ODML on two RBF points, lam = 10, mu2 = 1, P* ~
+    """Found by hypothesis: ODML on two RBF points, lam = 10, mu2 = 1, P* ~
     1e-15 (objective unit 1e-6). The SMO's box-QP gap met its target at violation 5.7e-14,
     but the family's P - D was 5e-13 = 5e-7 units: the point was reported inaccurate one
     step from the optimum. The SMO now resumes (tolerance / 100) until P - D meets it."""

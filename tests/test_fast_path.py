@@ -1,4 +1,4 @@
-"""TRON on linear ODM, method="auto", and warm-started regularization paths (issue 13)."""
+"""TRON on linear ODM, method="auto", and warm-started regularization paths."""
 import os
 import warnings
 
@@ -238,7 +238,7 @@ def test_path_goes_on_after_a_solver_error(monkeypatch):
 
 @pytest.mark.parametrize("cold_fails", [False, True])
 def test_path_solves_a_failed_warm_start_again_cold(cold_fails, monkeypatch):
-    """A warm-started point that does not end optimal (issue 13: LDM spambase C = 2^20,
+    """A warm-started point that does not end optimal (as LDM spambase C = 2^20,
     SVM+b magic C = 2^18, certified by the cold solve only) is solved again from zero: the
     cold point is kept when optimal, and the warm solve's warning does not reach the caller;
     if the cold one fails too, the warm point and its warning stay. A tolerance of the
@@ -282,7 +282,7 @@ def test_path_solves_a_failed_warm_start_again_cold(cold_fails, monkeypatch):
 def test_path_svm_scales_the_warm_start_and_matches_cold_solves(fit_intercept, monkeypatch):
     """The SVM path starts each point from the previous dual times C_new / C_old (in the
     new box, the intercept's equality kept), and every point is the cold solve's, certified,
-    over the papers' grid 2^0 .. 2^20 (issue 13)."""
+    over the papers' grid 2^0 .. 2^20."""
     import importlib
 
     fp = importlib.import_module("fast.path")     # the module (fast.path is also the function)
@@ -315,8 +315,8 @@ def test_path_svm_scales_the_warm_start_and_matches_cold_solves(fit_intercept, m
 def test_path_ldm_odml_scale_the_warm_start(family, param, var):
     """LDM's box [0, C] and ODML's [0, lam/m] grow linearly with the path's parameter: each
     point starts from the previous dual times v_new / v_old, and every point certifies along
-    the papers' grid (RBF; issue 13: on KEEL spambase m = 3,000 this took LDM from 5/11 to
-    10/11 certified and the path from 348 to 60 s CPU)."""
+    the papers' grid (RBF; on KEEL spambase m = 3,000 this took LDM from 5/11 to 10/11
+    points certified)."""
     import importlib
 
     fp = importlib.import_module("fast.path")
@@ -343,7 +343,7 @@ def test_path_ldm_odml_scale_the_warm_start(family, param, var):
 
 
 # ---------------------------------------------------------------------------------------
-# no silent wrong answer along a path, at every scale (issue 13 x issue 11)
+# no silent wrong answer along a path, at every scale
 # ---------------------------------------------------------------------------------------
 _CI = bool(os.environ.get("CI"))
 #: every family fast.path supports, as strategies.make_problem names them
@@ -430,14 +430,13 @@ def test_path_optimal_means_certified_at_every_scale(family, seed, rescale, ks, 
 
 @pytest.mark.parametrize("seed, ks", [(7525, (0, -1, 9)), (1919, (-1, 19))])
 def test_path_point_at_the_round_off_of_a_cubic_raw_gram(seed, ks):
-    """hypothesis' examples of test_path_optimal_means_certified_at_every_scale (sessions
-    10 and 11), xfails until session 11: raw features x50, cubic kernel (Gram entries 1e9 -
-    1e10), SVM with intercept, C = 512 / 2^19, objectives 7.5e-3 / 3.4e-5 with the unit
-    capped at 1. The self-check's certificate (the path's problem, its Gram built: K coef
+    """Two examples hypothesis found for test_path_optimal_means_certified_at_every_scale:
+    raw features x50, cubic kernel (Gram entries 1e9 - 1e10), SVM with intercept,
+    C = 512 / 2^19, objectives 7.5e-3 / 3.4e-5 with the unit capped at 1. The self-check's certificate (the path's problem, its Gram built: K coef
     by one matmul) said 9.5e-7 / 8.5e-7 where a problem built afresh said 1.7e-6 / 1.01e-6
     (K coef by kernel blocks over the non-zeros of coef, 2.3e-13 apart, times C = 5e5).
-    ``gram_times`` now builds the Gram afresh (not kept) up to AUTO_REFERENCE_MAX_M points,
-    so the two agree to the bit, and the point the path calls optimal certifies on a fresh
+    ``gram_times`` builds the Gram afresh (not kept) up to AUTO_REFERENCE_MAX_M points, so
+    the two agree to the bit, and the point the path calls optimal certifies on a fresh
     problem. What remains true: these gaps lie within the round-off of evaluating P of the
     tolerance (the certificate's small-objective note says so); an evaluation summed in
     another order can land on the other side of 1e-6."""
@@ -453,7 +452,7 @@ def test_path_point_at_the_round_off_of_a_cubic_raw_gram(seed, ks):
 # ---------------------------------------------------------------------------------------
 def _raw_poly(seed, m=40, d=3, scale=50.0):
     """Raw features times ``scale`` with the quadratic kernel (gamma 1, coef0 1): Gram
-    entries up to ~1e8 (issue 13's "raw features, lambda of 2^20")."""
+    entries up to ~1e8 (the regime "raw features, lambda of 2^20")."""
     rng = np.random.default_rng(seed)
     X = scale * rng.normal(size=(m, d))
     y = np.where(X[:, 0] + 0.5 * scale * rng.normal(size=m) > 0, 1.0, -1.0)

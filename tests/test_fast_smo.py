@@ -450,7 +450,7 @@ def test_vectorised_exp_matches_numpy():
 
 # ---------------------------------------------------------------------------------------
 # the round-off floor of the SMO's gradient, and the refinement relative to the objective
-# (issue 13, session 10; fast/_smo_run.py run(roundoff=..., gap_target=...))
+# (fast/_smo_run.py run(roundoff=..., gap_target=...))
 # ---------------------------------------------------------------------------------------
 @pytest.mark.slow
 def test_smo_stops_at_the_roundoff_floor_of_its_gradient():

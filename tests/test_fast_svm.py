@@ -1,7 +1,7 @@
 """fast.solve on SVM (SPEC §1, no intercept): DCD's path choice, LIBLINEAR, the SVM with
 intercept handed to the SMO, warm starts outside the box. Agreement with the reference,
 CSR = dense, the cache path and the warm start from its own solution: tests/test_contract.py.
-``method="smo"`` without intercept (issue 13): the tests at the end."""
+``method="smo"`` without intercept: the tests at the end."""
 import warnings
 
 import numpy as np
@@ -90,7 +90,7 @@ def test_svm_intercept_raw_scale_is_honest():
 
 @given(data=binary_data(), C=log_uniform(1e-2, 1e3))
 def test_smo_without_intercept_agrees_with_the_reference(data, C):
-    """``method="smo"`` (the SMO without the equality, issue 13): the reference's optimum at
+    """``method="smo"`` (the SMO without the equality): the reference's optimum at
     the unit scale, the trust property at every scale; the bounded row cache gives the Gram
     path's point."""
     X, y, kernel, scale = data
@@ -173,10 +173,11 @@ def test_auto_rule_smo_for_a_kernel_dcd_for_linear():
 
 
 def test_weak_regularization_keel_certifies():
-    """Issue 13: KEEL haberman ([0,1], RBF gamma = 1/d, C = 2^12, cold) made the SMO crawl
-    (``max_iter`` at 300,000 iterations, worst residual 0.33) while the Newton polish was
-    refused by its former budget (10 n x the last chunk's iterations, below 4 |F|^3 for
-    |F| ~ 300); with the budget of fast._smo_run.POLISH_WORK it certifies."""
+    """KEEL haberman ([0,1], RBF gamma = 1/d, C = 2^12, cold) certifies without a warning:
+    the SMO crawls here, and its Newton polish runs within the budget of
+    fast._smo_run.POLISH_WORK (a budget of 10 n x the last chunk's iterations, below
+    4 |F|^3 for |F| ~ 300, refused it: ``max_iter`` at 300,000 iterations, worst residual
+    0.33)."""
     from strategies import keel
 
     X, y = keel("haberman", minmax=True)
@@ -191,11 +192,12 @@ def test_weak_regularization_keel_certifies():
 
 
 def test_smo_without_intercept_takes_pair_steps_on_a_smooth_kernel():
-    """Issue 13: KEEL spambase ([0,1], RBF gamma = 1/d, no intercept; 500 of its rows here,
-    3,000 in validation/sweep_paths.py): single-variable steps alone crawled along the
-    directions e_i - e_j of a nearly constant kernel (C = 2^10, tol 1e-3: not reached in
-    10^5 iterations; C = 2^20 cold: ``max_iter`` at 300,000). The SMO without equality now
-    alternates them with WSS3's pair steps."""
+    """KEEL spambase ([0,1], RBF gamma = 1/d, no intercept; 500 of its rows here, 3,000 in
+    validation/sweep_paths.py): the SMO without equality alternates single-variable steps
+    with WSS3's pair steps, and reaches tol 1e-3 at C = 2^10 within 50,000 iterations and
+    certifies cold at C = 2^20. Single-variable steps alone crawl along the directions
+    e_i - e_j of a nearly constant kernel (C = 2^10, tol 1e-3: not reached in 10^5
+    iterations; C = 2^20 cold: ``max_iter`` at 300,000)."""
     from strategies import keel
 
     X, y = keel("spambase", minmax=True)
@@ -215,10 +217,10 @@ def test_smo_without_intercept_takes_pair_steps_on_a_smooth_kernel():
 
 @pytest.mark.parametrize("C", [2.0 ** 14, 2.0 ** 20])
 def test_linear_weak_regularization_keel_certifies(C):
-    """Issue 13: KEEL australian ([0,1], linear kernel, no intercept, cold) made the DCD
-    crawl at C >= 2^14 (``max_iter`` at 100,000 epochs, duality gap ~1 relative): the
-    dual is nearly an LP of rank d = 14 and the free-set polish never fired (the free set
-    kept moving). The low-rank active set on all the variables
+    """KEEL australian ([0,1], linear kernel, no intercept, cold) at C >= 2^14: the dual is
+    nearly an LP of rank d = 14, where the DCD alone crawls (``max_iter`` at 100,000
+    epochs, duality gap ~1 relative) and the free-set polish never fires (the free set
+    keeps moving). The low-rank active set on all the variables
     (:func:`fast._polish.active_set_qp_lowrank`) reaches the optimum."""
     from strategies import keel
 
@@ -234,12 +236,12 @@ def test_linear_weak_regularization_keel_certifies(C):
 
 @pytest.mark.parametrize("C", [2.0 ** 18, 2.0 ** 20])
 def test_intercept_weak_regularization_keel_certifies(C):
-    """Issue 13: KEEL haberman ([0,1], RBF gamma = 1/d, with intercept, cold) ended in
-    ``max_iter`` (300,000 iterations, 27-32 polishes) at C = 2^18 and 2^20: the polish's
-    active set followed null-space components of norm ~5e-10 (eigenvalues just below its
-    cutoff; free gradient of norm ~5) across the box, one bound per factorisation, and
-    stopped on its stall rule far from the working-set optimum. With
-    :data:`fast._smo_run.NULL_REL` it takes the Newton step there and certifies."""
+    """KEEL haberman ([0,1], RBF gamma = 1/d, with intercept, cold) at C = 2^18 and 2^20
+    certifies: with :data:`fast._smo_run.NULL_REL` the polish takes the Newton step where
+    its active set would follow null-space components of norm ~5e-10 (eigenvalues just
+    below its cutoff; free gradient of norm ~5) across the box, one bound per
+    factorisation, and stop on its stall rule far from the working-set optimum (``max_iter``,
+    300,000 iterations, 27-32 polishes)."""
     from strategies import keel
 
     X, y = keel("haberman", minmax=True)

@@ -114,10 +114,10 @@ def test_bad_arguments():
 
 
 def test_weak_regularization_keel_certifies():
-    """Issue 13: KEEL haberman ([0,1], RBF gamma = 1/d, C2 = 1, eps = 1, with intercept,
-    cold) ended in ``max_iter`` at C1 = 2^18 (300,000 iterations, 84 polishes): the
-    polish's active set followed null-space components of ~1e-10 of the free gradient
-    across the box (:data:`fast._smo_run.NULL_REL`); now it certifies."""
+    """KEEL haberman ([0,1], RBF gamma = 1/d, C2 = 1, eps = 1, with intercept, cold,
+    C1 = 2^18) certifies: the polish's active set does not follow null-space components of
+    ~1e-10 of the free gradient across the box (:data:`fast._smo_run.NULL_REL`; following
+    them ended in ``max_iter``, 300,000 iterations, 84 polishes)."""
     import warnings
 
     from strategies import keel
@@ -163,7 +163,7 @@ def test_linear_ipm_certifies_and_matches_smo(data, C1, C2, eps, b):
 @pytest.mark.parametrize("fit_intercept", [True, False])
 @pytest.mark.parametrize("C1", [1.0, 2.0 ** 8, 2.0 ** 20])
 def test_linear_ipm_keel_weak_regularization(fit_intercept, C1):
-    """Issue 13: sonar ([0,1], d = 60 > the free points at C1 = 2^20: a degenerate optimum,
+    """Sonar ([0,1], d = 60 > the free points at C1 = 2^20: a degenerate optimum,
     where the crossover must not snap small free multipliers) certifies at the seeds' grid
     ends, against the reference too."""
     from strategies import keel
@@ -277,11 +277,11 @@ def test_linear_ipm_split_solver_solves_the_newton_system():
 
 
 def test_linear_ipm_raw_features_large_C1_robust_retry():
-    """Session 10 left raw features at ``C1 >= 2^10`` to the SMO (breast_cancer unscaled,
-    features 1e-3 .. 4e3, Gram entries to 2e7): there ``w = X^T Y (alpha - beta)`` sums
-    terms ~C1 |x_i| that cancel, the dual gradient has an error ~1e-5 of the multipliers
-    and the Woodbury solves lose their digits, so the interior point stops short (relative
-    gap 3e-4 here) and the SMO, from its point, ends at ``max_iter``. The robust retry of
+    """Raw features at ``C1 = 2^12`` (breast_cancer unscaled, features 1e-3 .. 4e3, Gram
+    entries to 2e7): ``w = X^T Y (alpha - beta)`` sums terms ~C1 |x_i| that cancel, the
+    dual gradient has an error ~1e-5 of the multipliers and the Woodbury solves lose their
+    digits, so the plain interior point stops short (relative gap 3e-4 here) and the SMO,
+    from its point, ends at ``max_iter``. The robust retry of
     :func:`fast._svmm_linear.ipm` (``w`` carried along the steps, the small-``h`` variables
     solved apart, the free variables matched to the carried ``w``) reaches the round-off of
     evaluating the gap at ``X^T coef`` (~5e-7 at C1 = 2^12), and fast.solve's point
@@ -299,7 +299,7 @@ def test_linear_ipm_raw_features_large_C1_robust_retry():
 
 
 def test_smo_two_raw_points_c1_1e6_is_not_silently_wrong():
-    """Found by hypothesis (session 11): two raw points ~1e2, C1 = 1e6, C2 = eps = 0, no
+    """Found by hypothesis: two raw points ~1e2, C1 = 1e6, C2 = eps = 0, no
     intercept, method="smo". The SMO's gap by kernel products was 0.0 and it said optimal;
     through the feature map (w = X^T coef first, as the certificate) the objective is 2.4e-6
     above the optimum and the certificate fails (forming w sums terms |x| |coef| ~ 3e3 whose

@@ -1,4 +1,4 @@
-"""ODM's kernel primal Newton (fast/_kernel_newton.py, ``method="newton"``; issue 13 item 2):
+"""ODM's kernel primal Newton (fast/_kernel_newton.py, ``method="newton"``):
 agreement with the reference, certification at every scale and up to lam = 2^20, the
 exact line search, the safeguard on an instance where plain Newton steps do not
 converge, warm starts, the DCD fallback, ``method="auto"`` and bad input."""
@@ -115,7 +115,7 @@ def test_safeguard_where_plain_newton_does_not_converge():
 
 def _lowrank_prob(lam, gamma=0.05, m=240, seed=21):
     """A smooth RBF kernel on 2-D points: its Gram is within a few dozen columns of a
-    low-rank matrix at the scale of the shift (as spambase's, issue 13)."""
+    low-rank matrix at the scale of the shift (as spambase's)."""
     rng = np.random.default_rng(seed)
     X = rng.uniform(size=(m, 2))
     y = np.where(X[:, 0] - X[:, 1] + 0.3 * rng.normal(size=m) > 0, 1, -1)
@@ -209,7 +209,7 @@ def test_stalled_run_is_finished_by_the_dcd(monkeypatch):
 
 def test_fallback_keeps_the_callers_max_iter():
     """An explicit ``max_iter`` bounds the DCD that finishes a stalled Newton too (its
-    epochs): it used to run to the DCD's own cap (session 10, HM)."""
+    epochs), not the DCD's own cap."""
     prob = _prob(9, "rbf", 2.0**10, m=60)
     with pytest.warns(Warning, match="max_iter=2 epochs"):
         sol = fast.solve(prob, method="newton", max_iter=2)
@@ -233,7 +233,7 @@ def test_poly_feature_map_reproduces_the_gram(degree, coef0):
 
 def _raw_poly(lam, m=300, seed=5, big=300.0):
     """A raw-scale quadratic-kernel problem (features up to ~1e3, Gram entries ~1.6e11), the
-    setting of session 10's sweep (raw breast_cancer: 2.4e11)."""
+    setting of ``validation/sweep_paths.py --scaling raw`` (raw breast_cancer: 2.4e11)."""
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((m, 6)) * np.array([1.0, 10.0, big / 10, big, 0.01, 3.0]) \
         + np.array([0.0, 20.0, big / 2, 2 * big, 0.1, 0.0])
@@ -244,8 +244,8 @@ def _raw_poly(lam, m=300, seed=5, big=300.0):
 
 def test_raw_poly_newton_in_feature_space_certifies_where_it_can():
     """Raw quadratic kernel (Gram ~1e11, rank 28 < m): ``K_SS + A_S`` is a tiny shift of a
-    singular matrix, the coefficient-space Newton failed to factor it and the DCD crawled
-    (issue 13, session 10). The explicit feature map's Newton (28 features) finds the
+    singular matrix, which the coefficient-space Newton fails to factor (the DCD then
+    crawls). The explicit feature map's Newton (28 features) finds the
     optimal set in a few steps and certifies at lam = 1."""
     prob = _raw_poly(1.0)
     assert KN.explicit_features(prob) is not None

@@ -1,4 +1,4 @@
-"""Issue 11's items, one test each: certify checks the point predictions use, never raises
+"""The trust items, one test each: certify checks the point predictions use, never raises
 for an unavailable reference, refuses the wrong shapes; nonsense input is refused; the
 deterministic solvers validate random_state; the documented arguments are accepted; the
 former false alarms end ``optimal`` and certify."""
@@ -137,7 +137,7 @@ def test_linear_svm_on_large_features_is_not_a_false_alarm():
 
 def test_loose_tol_is_converged_not_optimal():
     """A point stopped at the caller's loose tolerance that does not meet the certificate is
-    ``converged``, not ``optimal`` (issue 14's last estimator item)."""
+    ``converged``, not ``optimal``."""
     X, y, k, _ = random_binary(5, m=60, d=4, kernel="rbf")
     p = rm.ODM(X, y, lam=100.0, mu=0.3, theta=0.2, kernel=k)
     s = fast.solve(p, tol=1e-1)
@@ -149,7 +149,7 @@ def test_loose_tol_is_converged_not_optimal():
 
 def test_certificate_says_where_it_would_hold_and_why():
     """A point stopped at a looser tolerance: the certificate names the smallest tol at which
-    it holds and the likely cause; the compact text summarises arrays (issue 14)."""
+    it holds and the likely cause; the compact text summarises arrays."""
     from sklearn.svm import SVC
 
     X, y, _, _ = random_binary(6, m=80, d=4)
@@ -180,9 +180,9 @@ def test_certificate_explains_a_box_scaled_by_m():
 
 
 def test_drr_reference_refuses_rather_than_errs_on_a_raw_poly_kernel():
-    """Issue 11: CVXPY reported 'optimal' for this DRR instance (Gram entries ~1e18) at a
-    point that fails its own certificate (no dual point within the conjugate's domain); the
-    reference now certifies every point it returns, or refuses."""
+    """CVXPY reports 'optimal' for this DRR instance (Gram entries ~1e18) at a point that
+    fails its own certificate (no dual point within the conjugate's domain); the reference
+    certifies every point it returns, or refuses."""
     rng = np.random.default_rng(0)
     X = 800 * rng.normal(size=(55, 2))
     y = rng.integers(0, 3, 55)
@@ -200,9 +200,9 @@ def test_drr_reference_refuses_rather_than_errs_on_a_raw_poly_kernel():
 
 
 def test_mcodm_outer_loop_stops_when_its_relaxed_qps_cannot_converge():
-    """Issue 11: on a raw poly kernel (diagonal ~1e18) every relaxed QP ends at max_iter;
-    the outer loop used to run all max_outer rounds (minutes). It now stops after two such
-    rounds with status max_iter and a warning that names the scale."""
+    """On a raw poly kernel (diagonal ~1e18) every relaxed QP ends at max_iter; the outer
+    loop stops after two such rounds (not all max_outer rounds) with status max_iter and a
+    warning that names the scale."""
     from sklearn.exceptions import ConvergenceWarning
 
     rng = np.random.default_rng(0)
@@ -216,7 +216,7 @@ def test_mcodm_outer_loop_stops_when_its_relaxed_qps_cannot_converge():
 
 
 def test_relaxed_mcodm_on_a_raw_poly_kernel_is_refused_not_certified_by_its_own_gap():
-    """Session 6: a relaxed mcODM QP with a quadratic kernel on features near 1e6 (Gram
+    """A relaxed mcODM QP with a quadratic kernel on features near 1e6 (Gram
     entries ~1e22; data of a Hypothesis example kept in ``tests/data``). The BCD met its own
     stopping rule (duality gap 1.6e-21 of its state) and said ``optimal`` while the
     certificate at the returned point failed (primal feasibility 1.5e-5): the Gram was its
@@ -250,7 +250,7 @@ def _data(name):
 
 
 def test_certify_checks_the_decision_values_of_coef_at_every_feature_scale():
-    """Session 9 (an independent sweep): with features x1e4, ``||w||`` is ~1e-4, and a
+    """With features x1e4 (found by an independent sweep), ``||w||`` is ~1e-4, and a
     ``coef`` whose ``F^T coef`` is 1e-7 from ``w`` passed the ``w = F^T coef`` residual
     (scaled by ``1 + ||w||``) while its decision values, what ``predict`` uses, were 1e-3
     off. The certificate now compares the decision values (scale-free) and the objective at
@@ -290,7 +290,7 @@ def test_reference_coef_is_the_certified_point_on_large_features():
 
 
 def test_mcodm_fixed_point_residual_is_on_the_scale_of_the_scores():
-    """Session 9: on raw data with a degree-4 polynomial kernel, a fast McODM run stopped at
+    """On raw data with a degree-4 polynomial kernel, a fast McODM run stopped at
     ``max_iter`` with ``M`` 18.7 away from ``M_from(W)`` (scores of at most ~40, a margin
     band of 1 +- theta), and its certificate held: the residual was scaled by
     ``||W|| max ||phi||`` ~ 7e7. It is now scaled by the scores."""
@@ -390,7 +390,7 @@ def test_gap_at_the_round_off_of_a_huge_gram_is_not_a_false_alarm():
     assert p.objective_unit < cert.values["objective_unit"] <= 1.0
 
 
-# ---- the likely cause at the rounding floor (session 11, refmodels/certify.py) -------------
+# ---- the likely cause at the rounding floor (refmodels/certify.py) ------------------------
 def _intercept_moved_to(p, sol, target):
     """The certificate of ``sol`` with its intercept moved (bisection on the move) until the
     duality gap, in units of the objective's unit ``u``, is ``target`` (to 10 %)."""

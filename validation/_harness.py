@@ -1,6 +1,6 @@
 """Shared helpers of the benchmark scripts in ``validation/`` (not part of the package).
 
-Every benchmark follows the same rules (issues 5-7, "Benchmarks"):
+Every benchmark follows the same rules:
 
 * both sides run **in one process**, **after JIT warm-up** (each fast solver is run once on
   a small instance first; that compile/warm-up time is printed separately);
@@ -10,7 +10,12 @@ Every benchmark follows the same rules (issues 5-7, "Benchmarks"):
   SPEC's canonical scaling by the :mod:`refmodels` problem (``primal_value``);
 * speed is never asserted: the target is printed next to the measured ratio.
 
-``--quick`` runs small sizes (seconds); without it, the sizes of the issue.
+``--quick`` runs small sizes (seconds); without it, the full sizes of the target.
+
+Each script keeps ONE current record, ``validation/results/bench/<script name>.md``
+(:func:`write_current`), overwritten by every run without ``--no-record``: the command line,
+the date, the machine (cores, load average) and the table. Earlier records are in git's
+history, not appended.
 """
 from __future__ import annotations
 
@@ -26,7 +31,8 @@ from pathlib import Path
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
-RESULTS = HERE / "RESULTS.md"
+#: one current record per benchmark script (``<script name>.md``), overwritten by each run
+BENCH = HERE / "results" / "bench"
 PLOTS = HERE / "plots"
 
 
@@ -41,7 +47,7 @@ def parser(description, **options):
     p.add_argument("--quick", action="store_true", help="small sizes (seconds)")
     p.add_argument("--repeat", type=int, default=3, help="timed runs per side (best kept)")
     p.add_argument("--no-record", action="store_true",
-                   help="do not append the table to validation/RESULTS.md")
+                   help="do not write the table to validation/results/bench/<script>.md")
     for name, spec in options.items():
         default, help_ = spec if isinstance(spec, tuple) else (spec, None)
         p.add_argument("--" + name.replace("_", "-"), type=type(default), default=default,
@@ -74,6 +80,20 @@ def machine():
             f"BLAS threads: {blas or 'library default'}; Python "
             f"{platform.python_version()}, numpy {np.__version__}, scipy {scipy.__version__}, "
             f"numba {numba.__version__}, scikit-learn {sklearn.__version__}")
+
+
+def load_average():
+    """The machine's load average over 1, 5 and 15 minutes, as text (``"n/a"`` where the
+    platform has none)."""
+    try:
+        return ", ".join(f"{v:.2f}" for v in os.getloadavg())
+    except (AttributeError, OSError):             # pragma: no cover (not Unix)
+        return "n/a"
+
+
+def script_name():
+    """The running benchmark script's name without ``.py`` (its record's file name)."""
+    return Path(sys.argv[0]).stem or "interactive"
 
 
 def command_line():
@@ -157,14 +177,18 @@ def table(headers, rows):
 
 
 class Report:
-    """Collects what a script prints, then appends it to ``RESULTS.md`` as a dated section."""
+    """Collects what a script prints, then writes it as the script's one current record
+    (:func:`write_current`)."""
 
     def __init__(self, title, args):
         self.title = title
         self.args = args
+        self.machine = machine()
+        self.load_start = load_average()
         self.parts = []
-        self.say(f"# {title}")
-        self.say(f"machine: {machine()}")
+        print(f"# {title}", flush=True)
+        print(f"machine: {self.machine}", flush=True)
+        print(f"load average (1, 5, 15 min) at the start: {self.load_start}", flush=True)
         self.say("timings: best of {} interleaved runs per side (machine shared with other "
                  "jobs: times are noisy)".format(args.repeat))
 
@@ -180,18 +204,35 @@ class Report:
 
     def record(self):
         if not self.args.no_record:
-            append_section(self.title, self.args.quick, self.parts[1:])
+            write_current(self.title, self.args.quick, self.parts,
+                          machine_line=self.machine, load_start=self.load_start)
 
 
-def append_section(title, quick, lines):
-    """Append a dated section (title, mode, command line, ``lines`` in a code block) to
-    ``RESULTS.md``."""
+def write_current(title, quick, lines, machine_line=None, load_start=None, name=None):
+    """Write the script's one current record, ``BENCH / f"{name}.md"`` (``name``: the running
+    script's, :func:`script_name`), replacing the previous one: the title, the command line,
+    the date and mode, the machine (cores, CPU, libraries) and the load average at the start
+    (if given) and at the end of the run, then ``lines`` (the table) in a code block. Returns
+    the path written."""
+    name = name or script_name()
     stamp = _dt.datetime.now().strftime("%Y-%m-%d %H:%M")
-    text = [f"\n## {title} ({'quick' if quick else 'full'}, {stamp})\n",
-            f"Command: `{command_line()}`\n", "```", *lines, "```\n"]
-    with open(RESULTS, "a") as fh:
-        fh.write("\n".join(text))
-    print(f"(appended to {os.path.relpath(RESULTS, Path.cwd())})")
+    load = (f"{load_start} at the start, " if load_start else "") \
+        + f"{load_average()} at the end"
+    text = [f"# {title}", "",
+            f"- command: `{command_line()}`",
+            f"- date: {stamp} ({'quick' if quick else 'full'} run)",
+            f"- machine: {machine_line or machine()}",
+            f"- load average (1, 5, 15 min): {load}", "",
+            "```", *lines, "```", ""]
+    BENCH.mkdir(parents=True, exist_ok=True)
+    path = BENCH / f"{name}.md"
+    path.write_text("\n".join(text))
+    try:
+        shown = os.path.relpath(path, Path.cwd())
+    except ValueError:                            # pragma: no cover (another drive)
+        shown = str(path)
+    print(f"(written to {shown})")
+    return path
 
 
 def verdict(ratio, target, higher_is_better=False):

@@ -38,7 +38,7 @@ def main():
     p.add_argument("--n-jobs", type=int, default=1)
     args = p.parse_args()
     R = H.Report("Linear ODM protocol (11 x 4 x 4 grid, 5-fold): ODMClassifierCV vs "
-                 "GridSearchCV (issue 13)", args)
+                 "GridSearchCV", args)
     from sklearn.model_selection import GridSearchCV
 
     import refmodels as rm

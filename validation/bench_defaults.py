@@ -1,4 +1,4 @@
-"""Defaults that hold their own (issue 14): every estimator of :mod:`fast.estimators` with
+"""Defaults that hold their own: every estimator of :mod:`fast.estimators` with
 its DEFAULT parameters in ``make_pipeline(MinMaxScaler(), Est())`` against ``SVC()``'s
 defaults, by mean accuracy over stratified k-fold CV (default 3 folds, shuffled with seed 0,
 the same folds for every estimator) on scikit-learn's bundled breast_cancer, wine, iris and
@@ -26,7 +26,8 @@ ConvergenceWarnings raised. With more sets, prints the difference to SVC per set
 per set, one column per estimator), then the summary per estimator (mean difference, worst
 set, sets more than 3 points below, ConvergenceWarnings, other warnings, failed fits, time
 relative to SVC's). A fit that raises is reported (``FAIL``) and counts as accuracy 0.
-Appends the output to ``validation/RESULTS.md`` (``--no-record`` to skip that);
+Writes the output to ``validation/results/bench/bench_defaults.md``, replacing the previous
+record (``--no-record`` to skip that);
 ``--csv PATH`` also writes one row per (estimator, set).
 """
 from __future__ import annotations
@@ -185,7 +186,8 @@ def main(argv=None):
                     help="set this parameter on every measured estimator that has it "
                          "(repeatable; e.g. --param beta=0.1 --only DRM)")
     ap.add_argument("--no-record", action="store_true",
-                    help="do not append the output to validation/RESULTS.md")
+                    help="do not write the output to validation/results/bench/"
+                         "bench_defaults.md")
     args = ap.parse_args(argv)
     params = parse_params(args.param)
     lines = []
@@ -194,7 +196,9 @@ def main(argv=None):
         print(text, flush=True)
         lines.append(text)
 
-    say(f"machine: {H.machine()}")
+    machine, load_start = H.machine(), H.load_average()
+    print(f"machine: {machine}", flush=True)
+    print(f"load average (1, 5, 15 min) at the start: {load_start}", flush=True)
     if params:
         say(f"parameters changed from the defaults: {params}")
     data, notes = load_sets(set_names(args.sets), args.max_m)
@@ -273,8 +277,9 @@ def main(argv=None):
                 say(f"FAIL {name} on {key}: {r[4]}")
     say("target: mean within 1 point of SVC's and no set more than 3 points below SVC's")
     if not args.no_record:
-        H.append_section(f"Defaults against SVC() (issue 14): {prep} + each estimator's "
-                         f"defaults, sets: {' '.join(args.sets)}", False, lines)
+        H.write_current(f"Defaults against SVC(): {prep} + each estimator's defaults, sets: "
+                        f"{' '.join(args.sets)}", False, lines, machine_line=machine,
+                        load_start=load_start, name="bench_defaults")
 
 
 if __name__ == "__main__":

@@ -472,7 +472,7 @@ def main():
     p.add_argument("--auto-dcd-max", type=int, default=12,
                    help="largest log2(lam) at which the DCD is run in --auto")
     args = p.parse_args()
-    R = H.Report("ODM along the seeds' lambda grid: fast paths vs LIBODM (issue 13)", args)
+    R = H.Report("ODM along the seeds' lambda grid: fast paths vs LIBODM", args)
     lib, where = L.load_libodm()
     if lib is None:
         R.say(f"LIBODM not found ({where}); set LIBODM_DIR to a directory holding libodm.so "

@@ -1,6 +1,6 @@
-"""One page for a reviewer (issue 16): runs the quick paper reproductions and the pictures
-(``validation/reproduce/``), reads the benchmarks' recorded results (``validation/RESULTS.md``,
-``validation/plots/``), and writes ``report.html`` (self-contained: images embedded as
+"""One page for a reviewer: runs the quick paper reproductions and the pictures
+(``validation/reproduce/``), reads the benchmarks' current records
+(``validation/results/bench/<script>.md``, ``validation/plots/``), and writes ``report.html`` (self-contained: images embedded as
 base64, inline CSS, no script, no CDN, no network) and its Markdown twin ``report.md``, with
 the versions of every dependency and the machine.
 
@@ -26,6 +26,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 REPRO = HERE / "reproduce"
+#: the benchmark scripts' current records, one file per script (``validation/_harness.py``)
+BENCH = HERE / "results" / "bench"
 
 # (results folder, script, arguments of the quick run, title)
 QUICK_RUNS = [
@@ -175,9 +177,9 @@ def md_to_html(md):
         if m:
             n = len(m.group(1)) + 1
             out.append(f"<h{n}>{_inline(m.group(2))}</h{n}>")
-        elif line.startswith("* "):
+        elif line.startswith(("* ", "- ")):
             items = []
-            while i < len(lines) and lines[i].startswith("* "):
+            while i < len(lines) and lines[i].startswith(("* ", "- ")):
                 items.append(f"<li>{_inline(lines[i][2:])}</li>")
                 i += 1
             out.append("<ul>" + "".join(items) + "</ul>")
@@ -192,7 +194,7 @@ def md_to_html(md):
         elif line.strip():
             para = [line]
             while (i + 1 < len(lines) and lines[i + 1].strip()
-                   and not lines[i + 1].startswith(("|", "#", "* ", "```"))):
+                   and not lines[i + 1].startswith(("|", "#", "* ", "- ", "```"))):
                 i += 1
                 para.append(lines[i])
             out.append("<p>" + _inline(" ".join(para)) + "</p>")
@@ -217,16 +219,16 @@ def _img_b64(path):
     return "data:image/png;base64," + base64.b64encode(Path(path).read_bytes()).decode()
 
 
-def _latest_results_sections(text, per_script=1):
-    """The last recorded section of each benchmark script in RESULTS.md."""
-    parts = re.split(r"(?m)^(?=## )", text)
-    sections = parts[1:]
-    last = {}
-    for s in sections:
-        title = s.splitlines()[0]
-        key = re.sub(r"\s*\(?\d{4}-\d\d-\d\d.*$", "", title).strip()
-        last[key] = s
-    return list(last.values())
+def bench_records(folder=BENCH):
+    """``[(script name, Markdown)]``: the current record of each benchmark script, by name,
+    its title demoted to a third-level heading (the report's benchmarks are a section)."""
+    out = []
+    for f in sorted(Path(folder).glob("*.md")):
+        text = f.read_text().strip()
+        if text.startswith("# "):
+            text = "##" + text
+        out.append((f.stem, text))
+    return out
 
 
 def assemble(out, run_log, smoke):
@@ -273,16 +275,17 @@ def assemble(out, run_log, smoke):
                 body_html.append(f"<details><summary>figures/{extra}</summary><pre>"
                                  f"{html.escape(txt)}</pre></details>")
     # benchmarks
-    res = HERE / "RESULTS.md"
-    if res.exists():
-        secs = _latest_results_sections(res.read_text())
-        md_parts += ["", "## Benchmarks (validation/RESULTS.md, latest run of each script)", ""]
-        body_html.append("<h2>Benchmarks (validation/RESULTS.md, latest run of each "
-                         "script)</h2><p class=small>Recorded by the benchmark scripts; not "
-                         "re-run by this report.</p>")
-        for s in secs:
-            md_parts += ["#" + s.strip(), ""]
-            body_html.append(md_to_html("#" + s.strip()))
+    records = bench_records()
+    if records:
+        md_parts += ["", "## Benchmarks (validation/results/bench/, the current record of "
+                     "each script)", ""]
+        body_html.append("<h2>Benchmarks (validation/results/bench/, the current record of "
+                         "each script)</h2><p class=small>Recorded by the benchmark scripts; "
+                         "not re-run by this report.</p>")
+        for name, text in records:
+            md_parts += [text, "", f"*validation/results/bench/{name}.md*", ""]
+            body_html.append(md_to_html(text)
+                             + f"<p class=small>validation/results/bench/{name}.md</p>")
         for png in sorted((HERE / "plots").glob("*.png")):
             md_parts += [f"![{png.name}](../plots/{png.name})", ""]
             body_html.append(f'<figure><img alt="{png.name}" src="{_img_b64(png)}">'

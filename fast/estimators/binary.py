@@ -57,7 +57,7 @@ class SVMClassifier(BaseMarginClassifier):
 
     Notes
     -----
-    **Defaults** (issue 14): ``kernel="rbf"``, ``gamma="scale"``, ``C=1``,
+    **Defaults**: ``kernel="rbf"``, ``gamma="scale"``, ``C=1``,
     ``fit_intercept=True``: ``SVC``'s own, so that the estimator can stand in for
     ``SVC``. With the former linear default it scored 0.81 on iris (0.93 mean).
     refmodels.SVM defaults to the linear kernel.
@@ -132,7 +132,7 @@ class ODMLClassifier(BaseMarginClassifier):
 
     Notes
     -----
-    **Defaults** (issue 14): ``kernel="rbf"`` (``gamma="scale"``) and ``lam=None``, i.e.
+    **Defaults**: ``kernel="rbf"`` (``gamma="scale"``) and ``lam=None``, i.e.
     ``lam = m``: the mean hinge loss ``lam / m sum xi`` then weighs each point as
     ``SVC``'s ``C = 1`` (``mu1 = mu2 = 0`` is that SVM without intercept); ``mu1 = mu2 =
     0.1`` are kept. The former ``lam=1`` (``C = 1/m``) with the linear kernel scored
@@ -198,7 +198,7 @@ class LDMClassifier(BaseMarginClassifier):
 
     Notes
     -----
-    **Defaults** (issue 14): ``kernel="rbf"`` (``gamma="scale"``), ``C=1`` (``SVC``'s;
+    **Defaults**: ``kernel="rbf"`` (``gamma="scale"``), ``C=1`` (``SVC``'s;
     ``LDM(C) = ODML(lam = m C)``, so the same machine as :class:`ODMLClassifier`'s
     default up to ``mu2``). With the former linear default it scored 0.67 on iris (0.88
     mean). refmodels.LDM defaults to ``lam1=lam2=0`` and the linear kernel.
@@ -260,7 +260,7 @@ class ODMClassifier(BaseMarginClassifier):
         ``"auto"`` (:func:`fast.odm.choose_method`: TRON on the linear kernel, the kernel
         Newton at weak regularization, the dual coordinate descent otherwise; the rule is
         in the Notes). ``"dcd"`` is the coordinate descent of seed 002 Alg. 1 everywhere
-        (the default before issue 13; it crawls at large ``lam``).
+        (the former default; it crawls at large ``lam``).
     <<multi_class>>
 
     <<Attributes: multiclass_attributes>>
@@ -273,18 +273,18 @@ class ODMClassifier(BaseMarginClassifier):
 
     Notes
     -----
-    **Defaults** (issue 14): ``kernel="rbf"`` (``gamma="scale"``) and ``lam=None``, i.e.
+    **Defaults**: ``kernel="rbf"`` (``gamma="scale"``) and ``lam=None``, i.e.
     ``lam = m``, so that ``lam / m = 1`` as ``SVC``'s ``C = 1`` (SPEC §1: seed 002
     writes ``lambda / m`` for ``C``); ``mu=0.5``, ``theta=0.3`` are kept. The former
     ``lam=1`` with the linear kernel scored 0.67 on iris (0.84 mean). refmodels.ODM
     defaults to ``lam=1, mu=1, theta=0`` and the linear kernel.
     <<defaults breast_cancer=0.974 wine=0.989 iris=0.967 digits=0.991 mean=0.980>>
 
-    **Method** (issue 13): ``method=None`` is :func:`fast.solve`'s ``"auto"``
+    **Method**: ``method=None`` is :func:`fast.solve`'s ``"auto"``
     (:func:`fast.odm.choose_method`): TRON on the linear kernel (the coordinate descent's
-    epochs grow with ``lam`` and with unscaled features: at ``lam = 2^12`` TRON took
-    0.003-0.2 x its time on nine KEEL sets, and on raw features the coordinate descent
-    stopped at its cap where TRON certified in milliseconds); with another kernel the
+    epochs grow with ``lam`` and with unscaled features: from ``lam = 2^12`` on TRON is far
+    faster on the KEEL sets, and on raw features the coordinate descent stopped at its cap
+    where TRON certified); with another kernel the
     coordinate descent while ``a = m (1-theta)^2 / (2 lam)`` is large beside the kernel's
     diagonal, the kernel Newton below (``a <= mean(diag K) / 16``, or ``<= mean(diag K)``
     when the Gram is close to low rank). Every solve it returned as optimal certified.
@@ -365,7 +365,7 @@ class SVMmClassifier(BaseMarginClassifier):
 
     Notes
     -----
-    **Defaults** (issue 14): ``kernel="rbf"`` (``gamma="scale"``), ``C1=1`` (``SVC``'s
+    **Defaults**: ``kernel="rbf"`` (``gamma="scale"``), ``C1=1`` (``SVC``'s
     ``C``), ``C2=0.5``, ``eps=0.5`` kept. With the former linear default it scored 0.74
     on iris (0.90 mean). refmodels.SVMm defaults to ``C2=eps=1`` and the linear kernel.
     <<defaults breast_cancer=0.974 wine=0.989 iris=0.953 digits=0.989 mean=0.976>>

@@ -57,7 +57,7 @@ class DRRClassifier(BaseMarginClassifier):
 
     Notes
     -----
-    **Defaults** (issue 14): ``kernel="rbf"`` (``gamma="scale"``), ``alpha=1``, the group
+    **Defaults**: ``kernel="rbf"`` (``gamma="scale"``), ``alpha=1``, the group
     norm ``q=r=2`` with ``rho="half_square"`` (which is DRM), and ``beta=0.1``.
     <<beta_choice>>
     refmodels.DRR has no defaults for ``alpha``, ``beta``.
@@ -235,7 +235,7 @@ class DRMClassifier(DRRClassifier):
 
     Notes
     -----
-    **Defaults** (issue 14): ``kernel="rbf"`` (``gamma="scale"``), ``alpha=1``,
+    **Defaults**: ``kernel="rbf"`` (``gamma="scale"``), ``alpha=1``,
     ``beta=0.1``.
     <<beta_choice>>
     refmodels.DRM has no defaults for ``alpha``, ``beta``.

@@ -89,7 +89,7 @@ class McODMClassifier(BaseMarginClassifier):
 
     Notes
     -----
-    **Defaults** (issue 14): ``kernel="rbf"`` (``gamma="scale"``) and ``lam=None``, i.e.
+    **Defaults**: ``kernel="rbf"`` (``gamma="scale"``) and ``lam=None``, i.e.
     ``lam = m`` (as :class:`ODMClassifier`). The former ``lam=1`` with the linear kernel
     scored 0.66 on iris (0.85 mean). refmodels.McODM has no defaults (``lam``, ``mu``,
     ``theta`` required).

@@ -87,7 +87,7 @@ class MKLmClassifier(BaseMarginClassifier):
 
     Notes
     -----
-    **Defaults** (issue 14): base kernels ``["linear", "rbf"]`` (``gamma="scale"``) and
+    **Defaults**: base kernels ``["linear", "rbf"]`` (``gamma="scale"``) and
     ``C1=2`` (the primal carries ``C1 / 2``, so 2 is ``SVC``'s ``C = 1``); ``C2=0.5``,
     ``eps=0.5`` kept. The former ``C1=1`` scored 0.961, 0.983, 0.953, 0.974 (mean 0.968,
     1.1 points below SVC). refmodels.MKLm defaults to ``C2=eps=1`` and has no default

@@ -28,10 +28,9 @@ def _binary_data(m=120):
 #: ``fast.solve`` options of a family's rows (others: the default method). ODM's rows run
 #: seed 002's own method, the dual coordinate descent (Alg. 1), which shares its compiled
 #: epoch loop with the other DCD rows: ``fast.solve``'s default for ODM, ``"auto"``, takes
-#: TRON on the linear kernel, whose compilation cost a first run 4.5-5.5 s more wall time
-#: (29.2-29.7 s against 24.2-25.0 s, cold, 2 cores, session 9) and a warm run 0.5-0.9 s
-#: (5.05-5.20 s against 4.31-4.55 s); TRON is certified against the reference by the test
-#: suite (tests/test_fast_odm.py, tests/test_scales.py)
+#: TRON on the linear kernel, whose compilation made both a first and a warm run of the
+#: table slower (validation/decisions.md); TRON is certified against the reference by the
+#: test suite (tests/test_fast_odm.py, tests/test_scales.py)
 _FAST_OPTIONS = {"ODM": {"method": "dcd"}}
 
 
@@ -380,20 +379,16 @@ def _verify_families():
 #: code stay in one process, so that a first run compiles each solver once, the two halves in
 #: parallel. The first half is the SMO's (SVM with an intercept, SVMm, EpsSVM, MKLm, ODML and
 #: LDM with a kernel; the linear rows of SVMm, EpsSVM and the SVM with an intercept run it
-#: too), the costliest compile by far (measured cold, CPU: ~32 s for the first SMO row, ~1 s
-#: for the others), DRM's kernel row (closed form, ~0.1 s) and DRR's kernel row (its prox
-#: runs in numpy: nothing to compile); the second everything else (the DCD: the linear SVM,
-#: ODML, LDM and ODM, which share one compiled epoch loop, ODM's kernel path; mcODM's block
-#: coordinate descent; DRR's and DRM's linear rows: ~20 s), so that the first half is not
-#: longer than it must be (ODML's and LDM's linear rows in the first half compiled the DCD's
-#: linear epoch loop a second time there: ~3.4 s CPU). The two DRR/DRM kernel rows are there
-#: for a warm run (the numba cache present), where the two halves then take about the same
-#: time (CPU of the rows, measured on 2 cores in session 8: 2.8 and 3.0 s, against 2.5 and
-#: 3.3 s with DRR's kernel row in the second half; in session 9, after DRR's reference solve
-#: got faster: 2.9 and 2.7 s with DRM's linear row in the first half, 2.8-2.9 s each, in
-#: three runs, with it in the second). An entry ``(family, setting)`` takes both kernels' rows,
-#: ``(family, setting, kernel)`` one: the kernel SVM without intercept runs the SMO
-#: (``fast.svm.choose_method``), its linear row the DCD.
+#: too), the costliest compile by far, DRM's kernel row (closed form, cheap) and DRR's
+#: kernel row (its prox runs in numpy: nothing to compile); the second everything else (the
+#: DCD: the linear SVM, ODML, LDM and ODM, which share one compiled epoch loop, ODM's kernel
+#: path; mcODM's block coordinate descent; DRR's and DRM's linear rows), so that the first
+#: half is not longer than it must be (ODML's and LDM's linear rows in the first half would
+#: compile the DCD's linear epoch loop a second time there). The two DRR/DRM kernel rows are
+#: there for a warm run (the numba cache present), where the two halves then take about the
+#: same time (the split's timings: validation/decisions.md). An entry ``(family, setting)``
+#: takes both kernels' rows, ``(family, setting, kernel)`` one: the kernel SVM without
+#: intercept runs the SMO (``fast.svm.choose_method``), its linear row the DCD.
 _FIRST_HALF = {("SVM", "fit_intercept=True"), ("SVM", "", "rbf"), ("SVMm", ""), ("EpsSVM", ""),
                ("MKLm", ""), ("DRM", "", "rbf"), ("LDM", "", "rbf"), ("ODML", "", "rbf"),
                ("DRR", "q=2, r=1", "rbf")}
@@ -442,8 +437,7 @@ def _worker(queue, cases, indices, use_fast, total, cold, blas_threads=1):
     soon as it is done. Its BLAS runs ``blas_threads`` threads: two processes each running
     OpenBLAS's default pool (one thread per core) oversubscribe the cores, and the LAPACK
     calls of the reference rows (eigendecompositions, least squares on the active set) then
-    wait on each other (measured on 2 cores: a 270 x 270 ``eigh`` 0.47 s against 0.04 s
-    with one thread; the warm table 26-30 s against 34-42 s with helpers loading the box)."""
+    wait on each other, and the table gets slower (validation/decisions.md)."""
     from threadpoolctl import threadpool_limits
 
     try:
@@ -476,14 +470,14 @@ def _import_cvxpy():
     before the fork, or in this process with ``--jobs 1``).
 
     CVXPY's atoms import ``entropy`` from ``scipy.stats`` at import time, and importing
-    ``scipy.stats`` costs as much as the rest of CVXPY (measured on 2 cores: ~0.7 s of the
-    ~2.2 s CPU the parent spends before the fork, most of it scipy's docstring rewriting);
-    no row of the table uses it. While CVXPY is imported, ``sys.modules["scipy.stats"]`` is a
-    stand-in whose ``entropy`` is a function that imports the real ``scipy.stats`` when it is
-    called and then calls the real ``entropy`` (same arguments, same result); any other name
-    asked of the stand-in imports the real module at once and is taken from it. The stand-in
-    is removed afterwards, so a later ``import scipy.stats`` loads the real module. Nothing is
-    done when CVXPY or ``scipy.stats`` is already imported."""
+    ``scipy.stats`` costs about as much as the rest of CVXPY (most of it scipy's docstring
+    rewriting; validation/decisions.md); no row of the table uses it. While CVXPY is
+    imported, ``sys.modules["scipy.stats"]`` is a stand-in whose ``entropy`` is a function
+    that imports the real ``scipy.stats`` when it is called and then calls the real
+    ``entropy`` (same arguments, same result); any other name asked of the stand-in imports
+    the real module at once and is taken from it. The stand-in is removed afterwards, so a
+    later ``import scipy.stats`` loads the real module. Nothing is done when CVXPY or
+    ``scipy.stats`` is already imported."""
     import importlib
     import types
 
@@ -603,7 +597,7 @@ def cmd_verify(args):
     cold = bool(fast_cols and _fast_cache_cold())
     parallel = _parallel(cases, jobs)
     if cold:
-        # measured from a clean clone (session 10): 20.0-20.4 s in two processes, 34-35 s CPU
+        # the durations quoted are those of a first run from a clean clone (validation/decisions.md)
         how = ("in two processes, side by side: about 20 s on two cores" if parallel
                else "in this process: about 35 s")
         print("refmodels verify: first run on this machine (or the fast solvers changed): "
