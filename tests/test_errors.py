@@ -261,3 +261,15 @@ def test_reference_error_and_certificate_agree(monkeypatch):
     monkeypatch.setattr(rm.SVM, "reference_solution", refuse)
     cert = p.certify(sol, reference=True)
     assert cert.ok and any("reference optimum unavailable" in n for n in cert.notes)
+
+
+@pytest.mark.parametrize("make", [lambda: fast.SVMClassifier(), lambda: fast.ODMClassifier(),
+                                  lambda: fast.SVMmClassifier(kernel="linear"),
+                                  lambda: fast.DRMClassifier(alpha=1.0, beta=1.0)])
+def test_estimators_name_x_whose_squared_norms_overflow(make):
+    """gamma='scale' divided by an overflowed variance: "gamma must be a finite number > 0;
+    got 0.0" named the estimator's default, not the data."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                     # and no RuntimeWarning on the way
+        with pytest.raises(ValueError, match="^X's entries reach 2.*e\\+160"):
+            make().fit(X * 1e160, Y)
