@@ -105,7 +105,7 @@ def test_mehrotra_ends_at_its_last_point_when_a_solve_has_no_digits():
     def stop(steps, *rest):
         return steps >= 10
 
-    xi, t, z, w, y, steps = mehrotra_box(grad, factor, stop, n, a)
+    xi, _, z, w, _, steps = mehrotra_box(grad, factor, stop, n, a)
     assert steps == 1 and len(calls) == 1
     np.testing.assert_array_equal(xi, np.full(n, 0.5))      # the start, untouched
     assert np.all(np.isfinite(z)) and np.all(np.isfinite(w))
@@ -120,6 +120,6 @@ def test_svmm_interior_point_keeps_its_first_point_when_every_merit_is_nan():
     X = np.random.default_rng(0).normal(size=(20, 3))
     y = np.where(X[:, 0] > 0, 1.0, -1.0)
     with np.errstate(all="ignore"):
-        alpha, beta, b, info = ipm(X, y, 1e160, 0.5, 0.5, True)
+        alpha, beta, _, info = ipm(X, y, 1e160, 0.5, 0.5, True)
     assert alpha.shape == beta.shape == (20,)
     assert "gap" in info

@@ -34,7 +34,8 @@ from ._common import (_FAMILY_NAMES, _MKL, _NOT_PARAMS, _TRANSDUCTIVE, EXIT_PIPE
 from .certify import (_BOOL_WORDS, _KERNEL_ALIASES, _KERNEL_PARAMS,  # noqa: F401
                       ReferenceFlag, _certificate_text, _certify_with_reference, _fmt_value,
                       _gamma_arg, _make_kernel, _parse_base_kernel, _parse_bool,
-                      _parse_number_or_word, _parse_params, _resolve_family, _resolve_gamma, _tol_arg, cmd_certify)
+                      _parse_number_or_word, _parse_params, _resolve_family, _resolve_gamma,
+                      _tol_arg, cmd_certify)
 from .io import (_NONFINITE, _SOLUTION_FORMATS, _csv_rows, _fmt_num,  # noqa: F401
                  _foreign_setup, _formats_module, _is_svmlight, _label_value,
                  _load_foreign_model, _load_solution_file, _number, _numeric, _open_text,
