@@ -49,12 +49,12 @@ def _fmt_power(log10v):
 
 def _refuse_overflow(X, name):
     """Refuse a matrix whose largest squared row norm exceeds :data:`MAX_SQUARED_NORM`
-    (entries ~1e154 and beyond), naming it and the rule. Computed on ``X / max|X|`` so
+    (entries near 1e150 and beyond), naming it and the rule. Computed on ``X / max|X|`` so
     that the check itself cannot overflow."""
     data = X.data if sp.issparse(X) else X
     if data.size == 0:
         return
-    s = float(np.max(np.abs(data)))
+    s = max(float(np.max(data)), -float(np.min(data)))     # max |x| without a copy of X
     if s == 0.0 or math.log10(s) * 2.0 + math.log10(X.shape[1]) <= math.log10(MAX_SQUARED_NORM):
         return                                           # d max|x|^2 bounds every ||x_i||^2
     if sp.issparse(X):

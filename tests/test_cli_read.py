@@ -247,8 +247,8 @@ def test_npz_given_as_data_says_what_it_is(d, capsys):
 
 
 @pytest.mark.parametrize("param,needle", [
-    ("C=5e-324", "C must be at least"),
-    ("C=1e160", "C must be at most 1e+150"),
+    ("C=5e-324", "--param C=5e-324: C must be at least"),
+    ("C=1e160", "--param C=1e+160: C must be at most 1e+150"),
 ])
 def test_extreme_hyperparameters_are_one_line_naming_them(d, capsys, param, needle):
     name = write(d, "plain.csv", _csv_lines(X, Y))

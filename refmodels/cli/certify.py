@@ -224,9 +224,13 @@ def _check_matrix(X, option, path):
         raise CLIError(f"{option} {path}: {exc}") from None
 
 
-def _name_the_file(exc, args):
-    """A problem's ValueError about ``X`` / ``X_test`` / ``y`` with the file it came from."""
+def _name_the_file(exc, args, hyper=None):
+    """A problem's ValueError about ``X`` / ``X_test`` / ``y`` with the file it came from,
+    or about a hyperparameter with the ``--param`` that gave it."""
     msg = _describe(exc)
+    for k, v in (hyper or {}).items():
+        if re.match(rf"{re.escape(k)}\b", msg):
+            return f"--param {k}={v}: {msg}"
     if re.match(r"X_test\b", msg) and getattr(args, "test_data", None):
         return f"--test-data {args.test_data}: {msg}"
     if re.match(r"X\b", msg):
@@ -384,7 +388,7 @@ def cmd_certify(args):
     except TypeError as exc:                             # should not happen: names are checked
         raise CLIError(f"--param: {exc}; valid names: {', '.join(_param_names(cls))}") from None
     except ValueError as exc:
-        raise CLIError(_name_the_file(exc, args)) from None
+        raise CLIError(_name_the_file(exc, args, hyper)) from None
     if foreign:
         data = _load_foreign_model(args.solution, args.solution_format, X, y)
     else:
