@@ -5,6 +5,7 @@ Every solver module imports its argument checks from here; nothing here knows a 
 """
 from __future__ import annotations
 
+import numbers
 import warnings
 
 import numpy as np
@@ -81,8 +82,8 @@ def check_common(method, methods, tol, max_iter, default_tol, default_max_iter):
         raise ValueError(f"method must be one of {list(methods)}; got {method!r}")
     if tol is None:
         tol = default_tol
-    if isinstance(tol, bool) or not isinstance(tol, (int, float, np.floating, np.integer)) \
-            or not np.isfinite(tol) or tol <= 0:
+    if isinstance(tol, (bool, np.bool_)) or not isinstance(tol, numbers.Real) \
+            or not np.isfinite(float(tol)) or tol <= 0:
         raise ValueError(f"tol must be a finite number > 0; got {tol!r}")
     if max_iter is None:
         max_iter = default_max_iter
@@ -91,6 +92,52 @@ def check_common(method, methods, tol, max_iter, default_tol, default_max_iter):
     if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
         raise ValueError(f"max_iter must be an integer >= 1; got {max_iter!r}")
     return method, float(tol), int(max_iter)
+
+
+def check_grid(values, name):
+    """A regularization path's grid of ``name``: a 1-D sequence of finite real numbers > 0,
+    each value once; returned as a float array in the caller's order. Refused, naming the
+    grid: a scalar or an array of another rank (not flattened), booleans (``True`` is not
+    the number 1 here), text or complex values, and repeated values (the path would solve a
+    value once and hand back one Solution object for each of its positions)."""
+    example = f"e.g. {name}=[1, 4, 16]"
+    if isinstance(values, (str, bytes, dict, set)):
+        raise ValueError(f"{name} must be a 1-D sequence of numbers > 0 ({example}); got "
+                         f"{type(values).__name__} {values!r}")
+    try:
+        arr = np.asarray(values)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a 1-D sequence of numbers > 0 ({example}); got a "
+                         "ragged nested sequence") from None
+    if arr.ndim != 1:
+        got = "a single value" if arr.ndim == 0 else f"an array of shape {arr.shape}"
+        raise ValueError(f"{name} must be a 1-D sequence of numbers > 0 ({example}); got {got} "
+                         "(a grid is not flattened)")
+    items = list(values) if isinstance(values, (list, tuple)) else list(arr)
+    if arr.dtype.kind == "b" or any(isinstance(v, (bool, np.bool_)) for v in items):
+        raise ValueError(f"{name} must hold numbers, not booleans; got {values!r}")
+    if arr.dtype.kind == "O":
+        if not all(isinstance(v, numbers.Real) for v in items):
+            raise ValueError(f"{name} must hold real numbers; got {values!r}")
+    elif arr.dtype.kind not in "iuf":
+        raise ValueError(f"{name} must hold real numbers; got {values!r}")
+    try:
+        vals = arr.astype(np.float64)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"{name} must hold real numbers; got {values!r}") from None
+    if vals.size == 0:
+        raise ValueError(f"{name} must be a non-empty sequence of numbers > 0")
+    if not np.all(np.isfinite(vals)) or np.any(vals <= 0):
+        raise ValueError(f"{name} must hold finite numbers > 0; got {vals!r}")
+    uniq, counts = np.unique(vals, return_counts=True)
+    if np.any(counts > 1):
+        k = int(np.argmax(counts > 1))
+        where = np.flatnonzero(vals == uniq[k]).tolist()
+        raise ValueError(f"{name} holds the value {uniq[k]:g} {counts[k]} times (positions "
+                         f"{where}): give each value once (e.g. np.unique({name})); the path "
+                         "would solve it once and return the same Solution object for each "
+                         "position")
+    return vals
 
 
 def check_random_state(random_state):

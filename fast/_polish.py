@@ -432,6 +432,13 @@ def mehrotra_box(grad, factor, stop, n, a=None, beq=0.0, moved=None):
         steps += 1
         Ma = solve(a) if a is not None else None
         aMa = float(a @ Ma) if a is not None else 1.0
+        if not (aMa > 0.0 and np.isfinite(aMa)):
+            # the Schur complement of the equality lost to round-off: the Newton system is
+            # singular to working precision (a degenerate optimum, more variables free than
+            # the Hessian's rank, as eps = 0 makes alpha_i = beta_i a null direction of
+            # SVMm's dual), and its solve returned no digits. End at the last point, as when
+            # the factorisation fails; the caller's crossover finishes it
+            break
 
         def direction(target, cz, cw):
             rz = target - xi * z - cz              # xi dz + z dxi = rz
@@ -444,11 +451,16 @@ def mehrotra_box(grad, factor, stop, n, a=None, beq=0.0, moved=None):
             return dx, (rz - z * dx) / xi, (rw + w * dx) / t, dy
 
         dx, dz, dw, dy = direction(0.0, 0.0, 0.0)           # predictor (affine scaling)
+        if not np.all(np.isfinite(dx)):
+            break                                   # as above: a solve without digits
         ap = min(_longest(xi, dx), _longest(t, -dx))
         ad = min(_longest(z, dz), _longest(w, dw))
         mu_aff = float((xi + ap * dx) @ (z + ad * dz) + (t - ap * dx) @ (w + ad * dw)) / (2 * n)
         sigma = (mu_aff / mu) ** 3 if mu > 0.0 else 0.0
         dx, dz, dw, dy = direction(sigma * mu, dx * dz, -dx * dw)   # corrector
+        if not (np.all(np.isfinite(dx)) and np.all(np.isfinite(dz))
+                and np.all(np.isfinite(dw)) and np.isfinite(dy)):
+            break
         ap = 0.99 * min(_longest(xi, dx), _longest(t, -dx))
         ad = 0.99 * min(_longest(z, dz), _longest(w, dw))
         if a is not None:

@@ -295,7 +295,9 @@ def _ipm(X, y, C1, C2, eps, has_eq, max_steps, gap_rel, robust):
                                                  + 1e16 * float(np.max(rnorm_q))
                                                  * float(rnorm_q @ xi)),
                     abs(rp) / (1.0 + ascale))
-        if merit < best_merit:
+        if not merit <= np.inf:
+            merit = np.inf                   # NaN (overflowed products): never the best...
+        if best is None or merit < best_merit:   # ... but the first point is kept
             best, best_merit, since = (xi, t, z, w, yeq, mu, wv), merit, 0
         else:
             since += 1

@@ -63,6 +63,7 @@ import warnings
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 
+from refmodels._validation import check_prox
 from refmodels.regularizers import GroupNorm
 from refmodels.solution import Solution
 
@@ -169,8 +170,8 @@ class _Reg:
             return _prox.group_norm_prox(V, steps, r.q, r.r, r.p, self.groups, self.layout)
         out = np.empty_like(V)
         for j in range(V.shape[1]):
-            out[:, j] = np.asarray(self.reg.prox(V[:, j].copy(), float(steps[j]), self.groups),
-                                   dtype=float)
+            out[:, j] = check_prox(self.reg.prox(V[:, j].copy(), float(steps[j]), self.groups),
+                                   V[:, j])
         return out
 
     def value(self, W):

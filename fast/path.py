@@ -109,12 +109,9 @@ def _grid(prob, grid):
         raise ValueError(f"fast.path({type(prob).__name__}) takes the grid of its "
                          f"regularization parameter {name!r} (e.g. {name}=[1, 4, 16]); got "
                          f"{sorted(grid) or 'none'}")
-    values = np.asarray(grid[name], dtype=np.float64).ravel()
-    if values.size == 0:
-        raise ValueError(f"{name} must be a non-empty sequence of numbers > 0")
-    if not np.all(np.isfinite(values)) or np.any(values <= 0):
-        raise ValueError(f"{name} must hold finite numbers > 0; got {values!r}")
-    return name, values
+    from ._common import check_grid
+
+    return name, check_grid(grid[name], name)
 
 
 def _solve_point(p, start, warm, **kw):
@@ -174,8 +171,9 @@ def path(prob, method=None, tol=None, max_iter=None, random_state=None, certify=
     ----------
     prob : a refmodels problem (ODM, ODML, LDM, SVM, SVMm); its other hyperparameters are
         kept, its own value of the grid's parameter is ignored.
-    lam= / C= / C1= : the grid (the family's parameter name, see :data:`PATH_PARAMS`),
-        any order; duplicates allowed.
+    lam= / C= / C1= : the grid (the family's parameter name, see :data:`PATH_PARAMS`): a
+        1-D sequence of numbers > 0, any order, each value once (a repeated value, a
+        boolean or a grid of another rank is refused with a ValueError naming it).
     method : passed to :func:`fast.solve`; for ODM ``None`` means ``"auto"`` (TRON on the
         linear kernel, the DCD otherwise); for the SVM too (without intercept: the SMO for
         a kernel, the DCD for the linear kernel, :func:`fast.svm.choose_method`).

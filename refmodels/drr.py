@@ -40,7 +40,7 @@ import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 
 from . import kernels as _k
-from ._validation import check_X, multiclass_labels, nonnegative, positive
+from ._validation import check_prox, check_X, multiclass_labels, nonnegative, positive
 from .base import CLARABEL_LADDER, AUTO_REFERENCE_MAX_M, Problem, run_cvxpy
 from .certify import DEFAULT_TOL, Certificate
 from .regularizers import GroupNorm, Regularizer
@@ -329,7 +329,7 @@ class DRR(Problem):
             """The prox-gradient step from ``v`` and the scaled residual of ``v``, as
             :meth:`prox_gradient_residual` measures it."""
             q = Q @ v
-            nxt = np.asarray(reg.prox(v - t * (q - kx), t * beta, groups), float)
+            nxt = check_prox(reg.prox(v - t * (q - kx), t * beta, groups), v)
             return nxt, float(np.linalg.norm(v - nxt)) / t / (scale0 + float(np.linalg.norm(q)))
 
         x, fx = w, objective(w)
@@ -538,7 +538,7 @@ class DRR(Problem):
         """``||w - prox_{t beta R}(w - t grad f(w))|| / t`` with ``t = 1/sigma_max(Q_D)``."""
         t = 1.0 / self.sigma_max if self.sigma_max > 0 else 1.0
         g = self.Q_D @ w - self.K_x[:, j]
-        p = np.asarray(self.regularizer.prox(w - t * g, t * self.beta, self.groups), float)
+        p = check_prox(self.regularizer.prox(w - t * g, t * self.beta, self.groups), w)
         return float(np.linalg.norm(w - p) / t), 1.0 + float(np.linalg.norm(self.K_x[:, j])
                                                               + np.linalg.norm(self.Q_D @ w))
 
@@ -570,7 +570,14 @@ class DRR(Problem):
         reg = self.regularizer
         Z = sol.variables.get("z")
         own_z = Z is not None and np.shape(Z) == (self.L.shape[1], self.n_test)
-        ref = self._reference_for(reference)
+        try:
+            ref, unavailable = self._reference_for(reference), None
+        except (SolverError, ValueError, np.linalg.LinAlgError) as exc:
+            if not (reference is True or (isinstance(reference, str) and reference == "auto")):
+                raise                  # the caller's own reference (a Solution) is wrong
+            # the reference refuses (a regularizer the ladder cannot certify, a non-DCP
+            # expr): reported, not raised, as every family's certificate does
+            ref, unavailable = None, exc
         cert = Certificate(self.family, tol)
         D_all, shift = np.full(self.n_test, np.nan), np.zeros(self.n_test)
         for j in range(self.n_test):
@@ -599,6 +606,10 @@ class DRR(Problem):
                               "instead of a duality gap")
         if ref is not None:
             cert.values["reference_objective"] = np.asarray(ref.objective, float)
+        elif unavailable is not None:
+            cert.values["reference_objective"] = None
+            cert.notes.append(f"reference optimum unavailable ({type(unavailable).__name__}: "
+                              f"{unavailable}); objective gap not computed")
         else:
             cert.notes.append("objective gap not computed (reference=False or m above "
                               f"{AUTO_REFERENCE_MAX_M})")

@@ -84,6 +84,12 @@ FILES = {
     "drr_coef.json": json.dumps({"coef": [[0.0] * 3] * 21}),
     "drr_test_2cols.csv": "1,2\n3,4\n",
     "garbage.npz": b"this is not a zip archive",
+    "typo_line1.csv": "1,2,x,1\n" + GOOD_CSV,
+    "huge.csv": "1e308,2,3,1\n" + GOOD_CSV,
+    "e160.csv": GOOD_CSV + "1e160,2,3,-1\n",
+    "bad_token.svm": "1 1:2 2:3\n-1 1:1 x 3:4\n",
+    "unsorted.svm": "1 1:2 2:3\n-1 3:1 2:4\n",
+    "label_none.csv": "1,2,3,1\n1,2,4,None\n2,2,1,-1\n",
     "notutf8.csv": b"\xff\xfe\x00\x01\x80\x81,1\n",
 }
 
@@ -144,6 +150,13 @@ CASES = {
     "data not UTF-8": _data("notutf8.csv"),
     "svmlight malformed": _data("bad.svm"),
     "svmlight NaN": _data("nan.svm"),
+    "data typo in line 1": _data("typo_line1.csv"),
+    "data 1e308": _data("huge.csv"),
+    "data 1e160": _data("e160.csv"),
+    "data 1e308 rbf": [*_data("huge.csv"), "--kernel", "rbf"],
+    "svmlight bad token": _data("bad_token.svm"),
+    "svmlight unsorted indices": _data("unsorted.svm"),
+    "label None among numbers": _data("label_none.csv"),
     # --- family and parameters
     "family unknown": ["certify", "--family", "SVR", "--data", "{d}/bin.csv", *SOL],
     "family empty": ["certify", "--family", "", "--data", "{d}/bin.csv", *SOL],
@@ -158,6 +171,8 @@ CASES = {
     "param C complex": [*SVM, "--param", "C=1+2j", *SOL],
     "param C boolean": [*SVM, "--param", "C=true", *SOL],
     "param bool not a bool": [*SVM, "--param", "fit_intercept=maybe", *SOL],
+    "param C subnormal": [*SVM, "--param", "C=5e-324", *SOL],
+    "param C 1e160": [*SVM, "--param", "C=1e160", *SOL],
     "param theta 1": ["certify", "--family", "ODM", "--data", "{d}/bin.csv", "--param",
                       "theta=1", *SOL],
     "McODM missing lam": ["certify", "--family", "McODM", "--data", "{d}/multi.csv", "--param",
@@ -266,6 +281,8 @@ CASES = {
     "npz not a zip": _solution("garbage.npz"),
     "npy instead of npz": [*SVM, "--solution", "{d}/array.npy", "--solution-format", "npz"],
     "solution format unknown": [*SVM, *SOL, "--solution-format", "pickle"],
+    "npz as json": [*SVM, "--solution", "{d}/complex.npz", "--solution-format", "json"],
+    "reference and no-reference": [*SVM, *SOL, "--reference", "--no-reference"],
     "McODM coef one-dimensional": ["certify", "--family", "McODM", "--data", "{d}/multi.csv",
                                    "--param", "lam=1", "--param", "mu=1", "--param", "theta=0.1",
                                    "--solution", "{d}/mc_coef_1d.json"],
@@ -313,6 +330,7 @@ def test_malformed_input_exits_2_without_traceback(name, files, capsys):
     errors = [ln for ln in err.splitlines() if "error:" in ln]
     assert len(errors) == 1, err                         # one line that says what is wrong
     assert len(errors[0]) < 600, errors[0]
+    assert len(err.strip().splitlines()) == 1, err       # and nothing else: no warnings
 
 
 @pytest.mark.parametrize("name,needle", [
@@ -331,6 +349,14 @@ def test_malformed_input_exits_2_without_traceback(name, files, capsys):
     ("MKLm without base kernels", "--base-kernel"),
     ("solution missing", "no such file"),
     ("McODM missing lam", "--param lam=..."),
+    ("data typo in line 1", "line 1, column 3: 'x' is not a number"),
+    ("data 1e308", "X's entries reach 1e+308"),
+    ("data 1e160", "X's entries reach 1e+160"),
+    ("svmlight bad token", "line 2: the token 'x'"),
+    ("label None among numbers", "line 2: the label 'None' is text"),
+    ("param C subnormal", "C must be at least"),
+    ("npz as json", "not JSON"),
+    ("reference and no-reference", "contradict"),
 ])
 def test_malformed_input_messages(name, needle, files, capsys):
     code, _, err = run_main(_expand(CASES[name], files), capsys)

@@ -202,8 +202,37 @@ def test_path_argument_errors():
         fast_path(prob, lam=[1.0, -2.0])
     with pytest.raises(ValueError, match="lam"):
         fast_path(prob, lam=[])
-    dup = fast_path(prob, lam=[4.0, 1.0, 4.0])
-    assert dup[0] is dup[2]
+    with pytest.raises(ValueError, match=r"lam holds the value 4 2 times \(positions \[0, 2\]\)"):
+        fast_path(prob, lam=[4.0, 1.0, 4.0])
+
+
+@pytest.mark.parametrize("grid,needle", [
+    ([[1.0, 4.0], [16.0, 64.0]], r"lam must be a 1-D sequence.*shape \(2, 2\).*not flattened"),
+    (np.ones((3, 1)), r"lam must be a 1-D sequence.*shape \(3, 1\)"),
+    (4.0, r"lam must be a 1-D sequence.*a single value"),
+    ([True, 4.0], r"lam must hold numbers, not booleans"),
+    (np.array([True, False]), r"lam must hold numbers, not booleans"),
+    ([1.0, "4"], r"lam must hold real numbers"),
+    ([1.0, 2j], r"lam must hold real numbers"),
+    ([[1.0], [2.0, 3.0]], r"lam must be a 1-D sequence.*ragged"),
+    ("1,4", r"lam must be a 1-D sequence"),
+    ([1.0, np.nan], r"lam must hold finite numbers > 0"),
+])
+def test_path_refuses_grids_it_would_reinterpret(grid, needle):
+    """A 2-D grid was flattened, ``True`` taken as 1 and a repeated value returned as one
+    aliased Solution: each is refused with a ValueError naming the grid."""
+    X, y = _data(m=40, seed=13)
+    with pytest.raises(ValueError, match=needle):
+        fast_path(rm.ODM(X, y), lam=grid)
+
+
+def test_path_takes_any_real_numbers():
+    from fractions import Fraction
+
+    X, y = _data(m=40, seed=13)
+    sols = fast_path(rm.ODM(X, y), lam=(Fraction(1, 2), np.int64(4)))
+    assert [s.info["path"]["value"] for s in sols] == [0.5, 4.0]
+    assert sols[0] is not sols[1]
 
 
 def test_path_goes_on_after_a_solver_error(monkeypatch):
@@ -405,13 +434,13 @@ def _assert_path_trusted(prob, name, values, records, sols, certified):
 
 @pytest.mark.parametrize("family", PATH_FAMILIES)
 @given(seed=st.integers(0, 2**31 - 1), rescale=st.sampled_from([1.0, 1.0, 1e-3, 1e3]),
-       ks=st.lists(st.integers(-4, 20), min_size=1, max_size=4),
+       ks=st.lists(st.integers(-4, 19), min_size=1, max_size=4, unique=True),
        weakest=st.booleans(), certify=st.booleans())
 @settings(max_examples=2 if _CI else 10)
 def test_path_optimal_means_certified_at_every_scale(family, seed, rescale, ks, weakest,
                                                       certify):
     """Every point of ``fast.path`` over a grid of 2^-4 .. 2^20 (2^20 itself in half the
-    draws, duplicates allowed), on :func:`strategies.make_problem`'s problems (features
+    draws; each value once: a repeated value is refused), on :func:`strategies.make_problem`'s problems (features
     times 10^U(-3, 3), raw features with polynomial kernels so that Gram entries reach 1e8
     and beyond, near-duplicate points), their features times 1e-3 or 1e3 in half the draws
     (10^-6 .. 10^6 overall): ``optimal`` certifies; otherwise the status says so

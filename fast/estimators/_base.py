@@ -72,6 +72,9 @@ def gamma_value(gamma, X):
     ``1 / (n_features * X.var())`` (1 when ``X`` has zero variance), ``"auto"`` is
     ``1 / n_features``, a number is itself."""
     if gamma == "scale":
+        from refmodels._validation import check_X
+
+        check_X(X, "X", allow_sparse=True)     # X's rule first: its variance could overflow
         var = X.var() if not sp.issparse(X) else (X.multiply(X)).mean() - X.mean() ** 2
         return 1.0 / (X.shape[1] * var) if var > 0 else 1.0
     if gamma == "auto":

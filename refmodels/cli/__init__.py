@@ -32,9 +32,10 @@ from ._common import (_FAMILY_NAMES, _MKL, _NOT_PARAMS, _TRANSDUCTIVE, EXIT_PIPE
                       FAMILIES, PROG, CLIError, _describe, _json_safe, _looks_complex,
                       _one_line, _param_names)
 from .certify import (_BOOL_WORDS, _KERNEL_ALIASES, _KERNEL_PARAMS,  # noqa: F401
-                      _certificate_text, _certify_with_reference, _fmt_value, _gamma_arg,
-                      _make_kernel, _parse_base_kernel, _parse_bool, _parse_number_or_word,
-                      _parse_params, _resolve_family, _resolve_gamma, _tol_arg, cmd_certify)
+                      ReferenceFlag, _certificate_text, _certify_with_reference, _fmt_value,
+                      _gamma_arg, _make_kernel, _parse_base_kernel, _parse_bool,
+                      _parse_number_or_word, _parse_params, _resolve_family, _resolve_gamma,
+                      _tol_arg, cmd_certify)
 from .io import (_NONFINITE, _SOLUTION_FORMATS, _csv_rows, _fmt_num,  # noqa: F401
                  _foreign_setup, _formats_module, _is_svmlight, _label_value,
                  _load_foreign_model, _load_solution_file, _number, _numeric, _open_text,
@@ -175,7 +176,7 @@ def build_parser():
                    help=f"{' | '.join(_SOLUTION_FORMATS)} (default: from the file's extension)")
     c.add_argument("--tol", type=_tol_arg, default=1e-6,
                    help="tolerance on the scaled residuals (default 1e-6)")
-    c.add_argument("--reference", action=argparse.BooleanOptionalAction, default=None,
+    c.add_argument("--reference", action=ReferenceFlag, default=None,
                    help="compute the reference optimum for the objective gap (default: when "
                         "m <= 2000)")
     c.add_argument("--json", action="store_true", help="print the certificate as JSON")
@@ -255,7 +256,9 @@ def main(argv=None):
     except Exception as exc:                             # noqa: BLE001 - bad input: exit 2
         if debug:
             traceback.print_exc()
-        _report_warnings(caught, prog)
+            _report_warnings(caught, prog)
+        # bad input is one line: the warnings on the way to it (NumPy's overflow on the
+        # data, say) are its symptoms, not news (REFMODELS_DEBUG=1 shows them)
         print(f"{prog}: error: {_describe(exc)}", file=sys.stderr)
         return 2
 

@@ -16,8 +16,8 @@ import refmodels as rm
 
 from ._common import (_MKL, _TRANSDUCTIVE, FAMILIES, CLIError, _describe, _json_safe,
                       _looks_complex, _param_names)
-from .io import (_foreign_setup, _load_foreign_model, _load_solution_file, _read_data,
-                 _read_test_data, _solution_kwargs)
+from .io import (_foreign_setup, _load_foreign_model, _load_solution_file, _read_data_report,
+                 _read_test_data_report, _solution_kwargs)
 
 
 _KERNEL_PARAMS = {"linear": (), "rbf": ("gamma",), "poly": ("degree", "gamma", "coef0"),
@@ -115,6 +115,18 @@ def _tol_arg(text):
     return _positive_arg(text)
 
 
+class ReferenceFlag(argparse.BooleanOptionalAction):
+    """``--reference`` / ``--no-reference``; both on one command line contradict each other
+    and are refused (argparse's own action lets the last one win silently)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        given = getattr(namespace, "_reference_flag", None)
+        if given is not None and given != option_string:
+            parser.error(f"{given} and {option_string} contradict each other; give one")
+        namespace._reference_flag = option_string
+        super().__call__(parser, namespace, values, option_string)
+
+
 # ---- kernels -------------------------------------------------------------------------
 
 
@@ -126,7 +138,8 @@ def _resolve_gamma(gamma, X, where):
     d = X.shape[1]
     if gamma == "auto":
         return 1.0 / d, f"{where}: gamma='auto' = 1/d = 1/{d} = {1.0 / d:.6g}"
-    var = float(np.var(X))
+    with np.errstate(all="ignore"):
+        var = float(np.var(X))
     if var > 0 and math.isfinite(var):
         val = 1.0 / (d * var)
         return val, (f"{where}: gamma='scale' = 1/(d * X.var()) = 1/({d} * {var:.6g}) = "
@@ -197,6 +210,36 @@ def _parse_base_kernel(spec, X):
     return _make_kernel(name, params, X, f"--base-kernel {spec}")
 
 
+# ---- data --------------------------------------------------------------------------
+
+
+def _check_matrix(X, option, path):
+    """The package's rules for a data matrix (finite entries whose squared norms do not
+    overflow), as bad input naming the file."""
+    from refmodels._validation import check_X
+
+    try:
+        check_X(X, "X" if option == "--data" else "X_test")
+    except ValueError as exc:
+        raise CLIError(f"{option} {path}: {exc}") from None
+
+
+def _name_the_file(exc, args, hyper=None):
+    """A problem's ValueError about ``X`` / ``X_test`` / ``y`` with the file it came from,
+    or about a hyperparameter with the ``--param`` that gave it."""
+    msg = _describe(exc)
+    for k, v in (hyper or {}).items():
+        if re.match(rf"{re.escape(k)}\b", msg):
+            return f"--param {k}={v}: {msg}"
+    if re.match(r"X_test\b", msg) and getattr(args, "test_data", None):
+        return f"--test-data {args.test_data}: {msg}"
+    if re.match(r"X\b", msg):
+        return f"--data {args.data}: {msg}"
+    if re.match(r"y\b", msg):
+        return f"--data {args.data} (the labels, last column): {msg}"
+    return msg
+
+
 # ---- output --------------------------------------------------------------------------
 
 
@@ -222,6 +265,7 @@ def _certificate_text(cert, problem, ref_info, verbose):
              + (f", {problem['n_test']} test points" if "n_test" in problem else "") + ")",
              f"  parameters: {problem['params'] or '(defaults)'}",
              f"  kernel:     {problem['kernel']}"]
+    lines += [f"  read:       {r['summary']}" for r in problem.get("read", ())]
     verdict = "HOLDS" if cert.ok else "FAILS"
     line = f"KKT certificate {verdict} at tol={cert.tol:g} on scaled residuals"
     if cert.residuals and worst_name is not None:
@@ -253,6 +297,10 @@ def _certify_with_reference(prob, sol, tol, want):
         cert = prob.certify(sol, tol=tol, reference=True)
     except Exception as first:                           # noqa: BLE001 - retried without it
         if isinstance(first, (KeyboardInterrupt, MemoryError)):
+            raise
+        if isinstance(first, ValueError):
+            # bad input (a kernel that overflows on X, say): certify raises it in Python
+            # too, so the command line says the same (exit status 2), not "unavailable"
             raise
         cert = prob.certify(sol, tol=tol, reference=False)  # bad input raises again here
         reason = _describe(first)
@@ -291,7 +339,9 @@ def cmd_certify(args):
         raise CLIError(f"{family} needs --test-data FILE (the test points X_test)")
     if not is_drr and args.test_data:
         raise CLIError(f"--test-data applies to DRR and DRM only; {family} is not transductive")
-    X, y = _read_data(args.data)
+    X, y, read = _read_data_report(args.data)
+    _check_matrix(X, "--data", args.data)
+    reads = [read]
     notes = []
     foreign = args.solution_format in ("libsvm", "liblinear", "libodm")
     model_kernel = None
@@ -329,11 +379,16 @@ def cmd_certify(args):
         kw = {"kernel": kern}
         kernel_desc = repr(kern)
     if is_drr:
-        kw["X_test"] = _read_test_data(args.test_data, X.shape[1])
+        kw["X_test"], tread = _read_test_data_report(args.test_data, X.shape[1],
+                                                     zero_based=read.zero_based)
+        _check_matrix(kw["X_test"], "--test-data", args.test_data)
+        reads.append(tread)
     try:
         prob = cls(X, y, **kw, **hyper)
     except TypeError as exc:                             # should not happen: names are checked
         raise CLIError(f"--param: {exc}; valid names: {', '.join(_param_names(cls))}") from None
+    except ValueError as exc:
+        raise CLIError(_name_the_file(exc, args, hyper)) from None
     if foreign:
         data = _load_foreign_model(args.solution, args.solution_format, X, y)
     else:
@@ -361,7 +416,8 @@ def cmd_certify(args):
     if any("gamma='scale'" in n or "gamma='auto'" in n for n in notes):
         kernel_desc += "  (gamma resolved as scikit-learn does; see the note)"
     problem = {"family": family, "data": str(args.data), "m": int(m), "d": int(X.shape[1]),
-               "params": ", ".join(shown), "kernel": kernel_desc}
+               "params": ", ".join(shown), "kernel": kernel_desc,
+               "read": [{"summary": r.summary(), **r.to_dict()} for r in reads]}
     if is_drr:
         problem["n_test"] = int(kw["X_test"].shape[0])
     rc = 0 if cert.ok else 1

@@ -5,11 +5,11 @@ the keyword arguments of ``prob.solution_from``. Every malformed input is a
 :class:`CLIError` naming the file, the line and the rule."""
 from __future__ import annotations
 
+import csv
 import inspect
 import json
 import math
 import os
-import warnings
 
 import numpy as np
 
@@ -23,19 +23,34 @@ _SOLUTION_FORMATS = ("npz", "json", "libsvm", "liblinear", "libodm")
 
 # ---- data files ----------------------------------------------------------------------
 
+#: the first bytes of a zip archive (what np.savez writes)
+_ZIP_MAGIC = b"PK\x03\x04"
 
-def _open_text(path, what):
+
+def _open_text(path, what, expected="CSV or LIBSVM format"):
+    """The text of ``path`` (UTF-8; a byte-order mark, as Excel writes, is dropped)."""
     try:
-        with open(path, encoding="utf-8") as fh:
+        with open(path, encoding="utf-8-sig") as fh:
             return fh.read()
     except FileNotFoundError:
         raise CLIError(f"{what} {path}: no such file") from None
     except IsADirectoryError:
         raise CLIError(f"{what} {path}: is a directory, not a file") from None
     except UnicodeDecodeError:
-        raise CLIError(f"{what} {path}: not a text file (CSV or LIBSVM format)") from None
+        if _starts_with(path, _ZIP_MAGIC):
+            raise CLIError(f"{what} {path}: a zip archive (as np.savez writes a .npz), not a "
+                           f"text file ({expected})") from None
+        raise CLIError(f"{what} {path}: not a UTF-8 text file ({expected})") from None
     except OSError as exc:
         raise CLIError(f"{what} {path}: {exc.strerror or exc}") from None
+
+
+def _starts_with(path, magic):
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(len(magic)) == magic
+    except OSError:
+        return False
 
 
 _NONFINITE = {"nan", "+nan", "-nan", "inf", "+inf", "-inf", "infinity", "+infinity",
@@ -65,59 +80,159 @@ def _is_svmlight(text):
     return ":" in first and "," not in first
 
 
-def _csv_rows(text, path, what):
-    """Rows of a CSV file as lists of stripped strings, with their line numbers."""
+class _Read:
+    """What a data file held: the lines read and those skipped, for the summary that
+    ``refmodels certify`` prints (nothing is dropped silently)."""
+
+    def __init__(self, path, fmt):
+        self.path, self.fmt = str(path), fmt
+        self.rows = self.features = 0
+        self.header = None                 # (line number, cells) of a CSV header line
+        self.comments = self.blank = 0
+        self.notes = []
+        self.zero_based = None             # LIBSVM: the indices' base
+
+    def summary(self):
+        parts = [(f"{self.rows} rows and {self.features} features read from {self.path} "
+                  f"({self.fmt})")]
+        if self.header is not None:
+            n, cells = self.header
+            shown = ", ".join(cells)
+            shown = shown if len(shown) <= 60 else shown[:57] + "..."
+            parts.append(f"line {n} a header ({shown})")
+        if self.comments:
+            parts.append(f"{self.comments} comment line{'s' * (self.comments != 1)} skipped")
+        parts += self.notes
+        return "; ".join(parts)
+
+    def to_dict(self):
+        return {"file": self.path, "format": self.fmt, "rows": self.rows,
+                "features": self.features,
+                "header_line": None if self.header is None else self.header[0],
+                "comment_lines": self.comments, "notes": list(self.notes)}
+
+
+def _csv_rows(text, path, what, read=None):
+    """Rows of a CSV file as lists of stripped cells (quotes removed, as the csv module
+    reads them), with their line numbers. Blank lines and comment lines (``#``, ``@``) are
+    skipped and counted in ``read``."""
     rows = []
     for n, line in enumerate(text.splitlines(), 1):
         line = line.strip()
-        if not line or line.startswith(("#", "@")):
+        if not line:
+            if read is not None:
+                read.blank += 1
             continue
-        rows.append((n, [p.strip() for p in line.split(",")]))
+        if line.startswith(("#", "@")):
+            if read is not None:
+                read.comments += 1
+            continue
+        try:
+            cells = next(csv.reader([line], skipinitialspace=True))
+        except csv.Error as exc:
+            raise CLIError(f"{what} {path}: line {n} is not valid CSV ({exc})") from None
+        rows.append((n, [c.strip() for c in cells]))
     if not rows:
         raise CLIError(f"{what} {path} has no data rows")
     return rows
 
 
-def _number(s, where):
+def _is_number(s):
+    try:
+        float(s)
+    except ValueError:
+        return False
+    return True
+
+
+def _split_header(rows, path, what, read=None):
+    """``rows`` without a header line: the first line is a header only when every cell of it
+    is non-numeric (a line with a number in it is data, checked cell by cell)."""
+    n0, first = rows[0]
+    if any(_is_number(c) for c in first):
+        return rows
+    if read is not None:
+        read.header = (n0, first)
+    rows = rows[1:]
+    if not rows:
+        raise CLIError(f"{what} {path} has a header line (line {n0}) but no data rows")
+    return rows
+
+
+def _number(s, where, hint=""):
     try:
         v = float(s)
     except ValueError:
-        if s and _looks_complex(s):
+        if not s:
+            raise CLIError(f"{where}: empty cell (a missing value){hint}") from None
+        if _looks_complex(s):
             raise CLIError(f"{where}: {s!r} is a complex number (features must be real)") from None
-        raise CLIError(f"{where}: {s!r} is not a number") from None
+        raise CLIError(f"{where}: {s!r} is not a number{hint}") from None
     if not math.isfinite(v):
         raise CLIError(f"{where}: {s!r} is not finite (features must be finite)")
     return v
 
 
-def _read_data(path, what="--data"):
-    """``(X, y)`` from CSV (label in the last column; a non-numeric first line is a header)
-    or LIBSVM/svmlight format."""
+def _features(parts, what, path, n, first_line):
+    """The feature cells of line ``n`` as floats; on the first line (no header found) an
+    error says why it was not taken as a header."""
+    hint = (f" (line {n} has numeric cells, so it is data, not a header: a header line has "
+            "no numeric cell)") if n == first_line else ""
+    return [_number(p, f"{what} {path}: line {n}, column {j + 1}", hint)
+            for j, p in enumerate(parts)]
+
+
+def _width_error(what, path, n, parts, width, first):
+    hint = ""
+    if len(parts) == 1 and ";" in parts[0]:
+        hint = " (the cells seem separated by ';': the CSV must be comma-separated)"
+    raise CLIError(f"{what} {path}: line {n} has {len(parts)} column"
+                   f"{'s' * (len(parts) != 1)}; {first}{hint}")
+
+
+def _check_label_kinds(labels, lines, path, what):
+    """Labels all numbers or all text: a stray word among numeric labels is a typo, not a
+    class of its own."""
+    kinds = [isinstance(v, str) for v in labels]
+    if any(kinds) and not all(kinds):
+        text_first = kinds[0]
+        i = next(k for k, t in enumerate(kinds) if t != text_first)
+        kind = "text" if kinds[i] else "a number"
+        others = "numbers" if not text_first else "text"
+        raise CLIError(f"{what} {path}: line {lines[i]}: the label {labels[i]!r} is {kind}; the "
+                       f"labels before it are {others}")
+
+
+def _read_data_report(path, what="--data"):
+    """``(X, y, read)`` from CSV (label in the last column; a first line without any
+    numeric cell is a header) or LIBSVM/svmlight format; ``read`` says what was read and
+    skipped (:class:`_Read`)."""
     text = _open_text(path, what)
     if _is_svmlight(text):
-        X, y = _read_svmlight(path, what)
-        return X, np.asarray([_label_value(_fmt_num(v), f"{what} {path}: label") for v in y])
-    rows = _csv_rows(text, path, what)
-    n0, first = rows[0]
-    try:
-        [float(p) for p in first[:-1]]
-    except ValueError:
-        rows = rows[1:]                                  # a header line
-        if not rows:
-            raise CLIError(f"{what} {path} has a header line but no data rows")
+        return _read_svmlight_text(text, path, what)
+    read = _Read(path, "CSV")
+    rows = _split_header(_csv_rows(text, path, what, read), path, what, read)
+    first_line = rows[0][0] if read.header is None else None
     width = len(rows[0][1])
     if width < 2:
-        raise CLIError(f"{what} {path}: a row needs at least one feature and the label (last "
-                       f"column); line {rows[0][0]} has {width} column")
-    X, y = [], []
+        _width_error(what, path, rows[0][0], rows[0][1], width,
+                     "a row needs at least one feature and the label (last column)")
+    X, y, lines = [], [], []
     for n, parts in rows:
         if len(parts) != width:
-            raise CLIError(f"{what} {path}: line {n} has {len(parts)} columns; the first data "
-                           f"row has {width}")
-        X.append([_number(p, f"{what} {path}: line {n}, column {j + 1}")
-                  for j, p in enumerate(parts[:-1])])
+            _width_error(what, path, n, parts, width, f"the first data row has {width}")
+        X.append(_features(parts[:-1], what, path, n, first_line))
         y.append(_label_value(parts[-1], f"{what} {path}: line {n}"))
-    return np.asarray(X, float), np.asarray(y)
+        lines.append(n)
+    _check_label_kinds(y, lines, path, what)
+    read.rows, read.features = len(X), width - 1
+    return np.asarray(X, float), np.asarray(y), read
+
+
+def _read_data(path, what="--data"):
+    """``(X, y)`` of :func:`_read_data_report`."""
+    X, y, _ = _read_data_report(path, what)
+    return X, y
 
 
 def _fmt_num(v):
@@ -125,55 +240,129 @@ def _fmt_num(v):
     return repr(int(v)) if math.isfinite(v) and v == int(v) else repr(v)
 
 
-def _read_svmlight(path, what, n_features=None):
-    from sklearn.datasets import load_svmlight_file
+def _read_svmlight_text(text, path, what, n_features=None, zero_based=None):
+    """``(X, y, read)`` from LIBSVM/svmlight text: ``label index:value ...`` per line,
+    indices increasing, ``#`` starting a comment, an optional ``qid:n`` after the label.
+    Indices start at 1 (LIBSVM); a file with an index 0 is zero-based (as scikit-learn's
+    ``dump_svmlight_file`` writes), which the summary says. ``n_features`` / ``zero_based``:
+    those of the training data (for the test points). Every malformed token is an error
+    naming its line and the token."""
+    read = _Read(path, "LIBSVM format")
+    labels, lines, rows, cols, vals = [], [], [], [], []
+    qid = False
+    for n, line in enumerate(text.splitlines(), 1):
+        body = line.split("#", 1)[0].strip()
+        if not body:
+            if line.strip():
+                read.comments += 1
+            else:
+                read.blank += 1
+            continue
+        toks = body.split()
+        where = f"{what} {path}: line {n}"
+        lab = toks[0]
+        if ":" in lab:
+            raise CLIError(f"{where}: the first token {lab!r} must be the label (LIBSVM format: "
+                           "label index:value index:value ...)")
+        if "," in lab:
+            raise CLIError(f"{where}: the label {lab!r} is a list (multi-label files are not "
+                           "supported: one class label per line)")
+        labels.append(_label_value(lab, where))
+        lines.append(n)
+        prev = -1
+        for k, tok in enumerate(toks[1:]):
+            idx, sep, val = tok.partition(":")
+            if not sep or not val or not idx:
+                raise CLIError(f"{where}: the token {tok!r} is not index:value")
+            if idx == "qid" and k == 0:
+                if not val.isdigit():
+                    raise CLIError(f"{where}: the token {tok!r}: qid must be a non-negative "
+                                   "integer")
+                qid = True
+                continue
+            if not idx.isdigit():
+                raise CLIError(f"{where}: the token {tok!r}: the index {idx!r} is not a "
+                               "non-negative integer")
+            i = int(idx)
+            if i <= prev:
+                why = f"index {i} repeated" if i == prev else f"index {i} after {prev}"
+                raise CLIError(f"{where}: the token {tok!r}: indices must increase along a "
+                               f"line ({why})")
+            prev = i
+            v = _number(val, f"{where}, token {tok!r}")
+            rows.append(len(labels) - 1)
+            cols.append(i)
+            vals.append(v)
+    if not labels:
+        raise CLIError(f"{what} {path} has no data rows")
+    has_zero = bool(cols) and min(cols) == 0
+    if zero_based is None:
+        zero_based = has_zero
+    elif has_zero and not zero_based:
+        i = cols.index(0)
+        raise CLIError(f"{what} {path}: line {lines[rows[i]]} has the index 0, but the training "
+                       "data's indices start at 1 (LIBSVM format)")
+    cols = np.asarray(cols, dtype=np.int64) - (0 if zero_based else 1)
+    d = int(cols.max()) + 1 if cols.size else 0
+    if n_features is not None:
+        if d > n_features:
+            i = int(np.argmax(cols))
+            raise CLIError(f"{what} {path}: line {lines[rows[i]]} has the feature index "
+                           f"{int(cols[i]) + (0 if zero_based else 1)}, beyond the training "
+                           f"data's {n_features} features")
+        d = n_features
+    if d == 0:
+        raise CLIError(f"{what} {path} has no features (every line holds a label only)")
+    X = np.zeros((len(labels), d))
+    X[np.asarray(rows, dtype=np.int64), cols] = vals
+    _check_label_kinds(labels, lines, path, what)
+    read.rows, read.features = len(labels), d
+    if zero_based:
+        read.notes.append("indices zero-based (an index 0 appears)")
+    if qid:
+        read.notes.append("qid fields ignored")
+    read.zero_based = zero_based
+    return X, np.asarray(labels), read
 
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            X, y = load_svmlight_file(str(path), n_features=n_features)
-    except Exception as exc:                            # noqa: BLE001 - any parse failure
-        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise CLIError(f"{what} {path} is not valid LIBSVM/svmlight format: {msg}") from None
-    X = X.toarray()
-    if X.shape[0] == 0 or X.shape[1] == 0:
-        raise CLIError(f"{what} {path} has no data")
-    if not np.all(np.isfinite(X)):
-        raise CLIError(f"{what} {path}: features must be finite (found NaN or inf)")
+
+def _read_svmlight(path, what, n_features=None, zero_based=None):
+    """``(X, y)`` of a LIBSVM/svmlight file (see :func:`_read_svmlight_text`)."""
+    X, y, _ = _read_svmlight_text(_open_text(path, what), path, what, n_features, zero_based)
     return X, y
 
 
-def _read_test_data(path, d):
-    """``X_test`` (n_test, d): CSV with d feature columns (or d + 1 with a label last, which is
-    ignored) or LIBSVM format (labels ignored)."""
+def _read_test_data_report(path, d, zero_based=None):
+    """``(X_test, read)``: (n_test, d) from CSV with d feature columns (or d + 1 with a
+    label last, which is ignored; a first line without any numeric cell is a header) or
+    LIBSVM format (labels ignored; indices as the training data's)."""
     what = "--test-data"
     text = _open_text(path, what)
     if _is_svmlight(text):
         try:
-            X, _ = _read_svmlight(path, what, n_features=d)
+            X, _, read = _read_svmlight_text(text, path, what, n_features=d,
+                                             zero_based=zero_based)
         except CLIError as exc:
             raise CLIError(f"{exc} (the training data have {d} features)") from None
-        return X
-    rows = _csv_rows(text, path, what)
+        return X, read
+    read = _Read(path, "CSV")
+    rows = _split_header(_csv_rows(text, path, what, read), path, what, read)
+    first_line = rows[0][0] if read.header is None else None
     width = len(rows[0][1])
-    try:
-        [float(p) for p in rows[0][1][:d]]
-    except ValueError:
-        rows = rows[1:]
-        if not rows:
-            raise CLIError(f"{what} {path} has a header line but no data rows")
-        width = len(rows[0][1])
     if width not in (d, d + 1):
         raise CLIError(f"{what} {path}: rows must have {d} feature columns (as --data), or "
                        f"{d + 1} with a label last; got {width}")
     out = []
     for n, parts in rows:
         if len(parts) != width:
-            raise CLIError(f"{what} {path}: line {n} has {len(parts)} columns; the first data "
-                           f"row has {width}")
-        out.append([_number(p, f"{what} {path}: line {n}, column {j + 1}")
-                    for j, p in enumerate(parts[:d])])
-    return np.asarray(out, float)
+            _width_error(what, path, n, parts, width, f"the first data row has {width}")
+        out.append(_features(parts[:d], what, path, n, first_line))
+    read.rows, read.features = len(out), d
+    return np.asarray(out, float), read
+
+
+def _read_test_data(path, d):
+    """``X_test`` of :func:`_read_test_data_report`."""
+    return _read_test_data_report(path, d)[0]
 
 
 # ---- solution files ------------------------------------------------------------------
@@ -208,7 +397,10 @@ def _load_solution_file(path, fmt):
             raise CLIError(f"--solution {path}: an array cannot be read: {_one_line(exc)}") \
                 from None
     if fmt == "json":
-        text = _open_text(path, "--solution")
+        if _starts_with(path, _ZIP_MAGIC):
+            raise CLIError(f"--solution {path}: a .npz archive (zip), not JSON: give "
+                           "--solution-format npz (or leave it out for a .npz file)")
+        text = _open_text(path, "--solution", expected="JSON")
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
