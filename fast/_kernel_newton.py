@@ -694,12 +694,17 @@ def poly_features(kernel, X):
     {alpha_0} gamma^{|alpha|} x^alpha z^alpha`` over ``alpha_0 + |alpha| = p``, so
     ``phi_alpha(x) = sqrt((p; alpha_0, alpha) c_0^{alpha_0} gamma^{|alpha|}) x^alpha``.
     Built degree by degree (each monomial of degree ``k`` is one of degree ``k - 1`` times a
-    feature), ``O(m D)``."""
+    feature), ``O(m D)``, on the features times ``sqrt(gamma)`` (weights ``(p; alpha_0,
+    alpha) c_0^{alpha_0}``): a monomial of ``sqrt(gamma) x`` is at most ``sqrt(k(x, x))``,
+    finite whenever the kernel is (refused otherwise, by ``kernel.diag``), where ``x^alpha``
+    alone could overflow and ``gamma^k`` underflow to a dropped block of features."""
     from math import comb, factorial
 
     X = np.ascontiguousarray(X, dtype=np.float64)
+    kernel.diag(X)                                # overflow: a ValueError naming the kernel
     m, d = X.shape
-    p, g, c0 = kernel.degree, kernel.gamma, kernel.coef0
+    p, c0 = kernel.degree, kernel.coef0
+    X = X * np.sqrt(kernel.gamma)
     D = poly_feature_dim(kernel, d)
     Phi = np.empty((m, D))
     # monomials of degree k as (column block, last index, multinomial denominators)
@@ -720,9 +725,9 @@ def poly_features(kernel, X):
             prev_den = dens
             if k == 1:
                 prev_last = np.arange(d, dtype=np.int64)
-        weight = comb(p, k) * (c0 ** (p - k)) * g ** k
-        if weight == 0.0:
+        if c0 == 0.0 and k < p:                  # no such monomials (poly_feature_dim)
             continue
+        weight = comb(p, k) * c0 ** (p - k)
         mult = np.array([factorial(k) / np.prod([factorial(e.count(j)) for j in set(e)])
                          if e else 1.0 for e in prev_den])
         Phi[:, out:out + prev_cols.shape[1]] = prev_cols * np.sqrt(weight * mult)

@@ -21,7 +21,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from refmodels.kernels import RBF_EXACT_BELOW
+from refmodels.kernels import RBF_EXPANSION_MIN, centre
 
 LINEAR, RBF, POLY, PRECOMPUTED = 0, 1, 2, 3
 # (compile options: ``no_cfunc_wrapper``, and no CPython entry point for :func:`source_row`,
@@ -51,20 +51,27 @@ def dense_data(X):
 
 
 def kernel_data(kind, X):
-    """The dense rows the kernel rows of kind ``kind`` are computed from
-    (:func:`dense_data`); for the RBF kernel, which is translation-invariant, centred on
-    their mean, as :meth:`refmodels.kernels.RBF.cross` does: :func:`kernel_row` expands
-    ``||x - z||^2 = ||x||^2 + ||z||^2 - 2 x^T z``, which loses ``eps ||x||^2`` to
-    cancellation, so a common offset of 1e6 would put errors of 1e-4 into the entries."""
+    """The dense rows the kernel rows of kind ``kind`` are computed from (:func:`dense_data`).
+
+    For the RBF kernel, ``2m`` rows: the ``m`` rows shifted by
+    :func:`refmodels.kernels.centre` (what the expansion ``||x||^2 + ||z||^2 - 2 x^T z`` of
+    :func:`kernel_row` is taken on: a large common offset cancels), then the ``m`` rows as
+    given (what the entries the expansion cannot give exactly are summed from: the shift's
+    rounding would cost them their precision next to a far row), as
+    :func:`refmodels.kernels.sq_distances` does."""
     Xd = dense_data(X)
     if kind == RBF:
-        Xd = np.ascontiguousarray(Xd - Xd.mean(axis=0))
+        with np.errstate(over="ignore", invalid="ignore"):
+            Xd = np.ascontiguousarray(np.concatenate([Xd - centre(Xd), Xd]))
     return Xd
 
 
-def sq_norms(X):
-    """Row squared norms (``sqnorms`` argument of :func:`kernel_row`)."""
-    return np.einsum("ij,ij->i", X, X)
+def sq_norms(X, m=None):
+    """Squared norms of the first ``m`` rows (all by default): the ``sqnorms`` argument of
+    :func:`kernel_row` (``m`` rows of :func:`kernel_data`'s ``2m`` for the RBF kernel)."""
+    X = X if m is None else X[:m]
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.einsum("ij,ij->i", X, X)
 
 
 _LOG2E = 1.4426950408889634
@@ -103,17 +110,19 @@ def exp_nonpositive(x, out, work):
         out[j] *= work[j]
 
 
-#: ``||x||^2 + ||z||^2 - 2 x^T z`` below this fraction of ``||x||^2 + ||z||^2`` is rounding
-#: (a point and itself, a near duplicate): the squared distance is then summed from the
-#: differences, with refmodels' threshold (on raw features ~7e4 the expansion put the RBF
-#: diagonal at 1 - 7.7e-6, rounded unlike refmodels' Gram: an ``optimal`` point failed the
-#: certificate)
-TINY_SQ = RBF_EXACT_BELOW
+#: the expansion ``||x||^2 + ||z||^2 - 2 x^T z`` is kept only above this fraction of
+#: ``||x||^2 + ||z||^2``, where its rounding is a few units of the result; elsewhere the
+#: squared distance is summed from the differences of the raw rows (refmodels' threshold,
+#: :data:`refmodels.kernels.RBF_EXPANSION_MIN`)
+EXPANSION_MIN = RBF_EXPANSION_MIN
 
 
-@njit(cache=True, no_cfunc_wrapper=True)
+@njit(cache=True, no_cfunc_wrapper=True, fastmath={"reassoc", "contract"})
 def sq_distance(X, i, j):
-    """``||x_i - x_j||^2`` summed from the differences (0 for ``i == j``)."""
+    """``||x_i - x_j||^2`` summed from the differences (0 for ``i == j``). The sum of the
+    squares may be reordered (vectorised) and fused: any order of a sum of non-negative
+    terms keeps the relative error within ``(d + 2) u`` (``u = 2^-53``); overflow still
+    gives inf."""
     d = 0.0
     for k in range(X.shape[1]):
         e = X[i, k] - X[j, k]
@@ -123,24 +132,33 @@ def sq_distance(X, i, j):
 
 @njit(cache=True, no_cfunc_wrapper=True)
 def kernel_row(kind, gamma, degree, coef0, X, sqnorms, i, out):
-    """``out[j] = k(x_i, x_j)`` for every training row ``j`` (``X`` dense, C-contiguous)."""
-    m = X.shape[0]
+    """``out[j] = k(x_i, x_j)`` for every training row ``j`` (``X`` dense, C-contiguous:
+    :func:`kernel_data`'s rows; for the RBF kernel its ``2m`` rows, or any ``m`` rows).
+
+    RBF: ``||x_i - x_j||^2`` from the expansion over the first ``m`` rows where it exceeds
+    :data:`EXPANSION_MIN` ``(||x_i||^2 + ||x_j||^2)`` (a few rounding units), else (and
+    where it is NaN or overflowed) summed from the differences of the raw rows (the second
+    ``m`` rows when given), as :func:`refmodels.kernels.sq_distances` does."""
+    m = out.shape[0]
     if kind == 3:
         for j in range(m):
             out[j] = X[i, j]
         return
-    np.dot(X, X[i], out)                 # BLAS gemv: out[j] = x_i^T x_j
-    if kind == 0:
-        return
     if kind == 1:
+        Xc = X[:m]
+        np.dot(Xc, Xc[i], out)           # BLAS gemv: out[j] = x_i^T x_j (shifted rows)
+        raw = m if X.shape[0] >= 2 * m else 0
         sqi = sqnorms[i]
         for j in range(m):
             sq = sqi + sqnorms[j] - 2.0 * out[j]
-            if sq <= TINY_SQ * (sqi + sqnorms[j]):
-                sq = sq_distance(X, i, j)          # cancellation: the difference itself
+            if not sq > EXPANSION_MIN * (sqi + sqnorms[j]):
+                sq = sq_distance(X, raw + i, raw + j)     # cancellation: the differences
             out[j] = -gamma * sq
         x = out.copy()
         exp_nonpositive(x, out, np.empty(m))
+        return
+    np.dot(X, X[i], out)                 # BLAS gemv: out[j] = x_i^T x_j
+    if kind == 0:
         return
     for j in range(m):
         base = gamma * out[j] + coef0
@@ -194,15 +212,36 @@ def get_row(i, kind, gamma, degree, coef0, X, sqnorms, slots, slot_of, owner, la
 
 def kernel_diag(kparams, X, sqnorms):
     """``k(x_i, x_i)`` from the kernel parameters, in O(m d) (never through the Gram);
-    ``sqnorms`` are the squared row norms of ``X`` (unused for RBF and PRECOMPUTED)."""
+    ``sqnorms`` are the squared norms of the ``m`` training rows (unused for PRECOMPUTED)."""
     kind, gamma, degree, coef0 = kparams
     if kind == PRECOMPUTED:
         return np.diag(X).astype(np.float64)
     if kind == RBF:
-        return np.ones(X.shape[0])
+        return np.ones(sqnorms.shape[0])
     if kind == POLY:
-        return (gamma * sqnorms + coef0) ** degree
+        with np.errstate(over="ignore", invalid="ignore"):
+            return (gamma * sqnorms + coef0) ** degree
     return np.asarray(sqnorms, dtype=np.float64)
+
+
+def check_poly_rows(kernel, Xd, sqnorms):
+    """Refuse (ValueError naming the kernel and the value) a polynomial kernel whose rows
+    over ``Xd`` would overflow float64. ``|gamma x_i^T x_j + coef0| <= gamma max_i ||x_i||^2
+    + coef0`` (Cauchy-Schwarz), equal on the diagonal: the largest diagonal base, with a
+    margin for the rounding of the inner products, decides for every row at once."""
+    kernel.diag(Xd)                     # a non-finite diagonal: refused with its entry
+    if sqnorms.size == 0:
+        return
+    i = int(np.argmax(sqnorms))
+    margin = 1.0 + 4.0 * (Xd.shape[1] + 2) * 2.0**-53
+    base = (kernel.gamma * float(sqnorms[i]) + kernel.coef0) * margin
+    with np.errstate(over="ignore"):
+        top = np.float64(base) ** kernel.degree
+    if not np.isfinite(top):
+        raise ValueError(
+            f"kernel={kernel!r} overflows float64 on X: the row of x_{i} reaches gamma x^T z "
+            f"+ coef0 = {base:.3g} (within rounding), raised to degree {kernel.degree} beyond "
+            f"{np.finfo(float).max:.3g}; scale the features or lower gamma or degree")
 
 
 def kernel_matvec(kernel, X, c, kparams=None, chunk_mb=64.0):
@@ -233,23 +272,25 @@ def gram(kernel, X):
 
 @njit(cache=True, no_cfunc_wrapper=True)
 def _rbf_gram(X, sq, gamma):
-    """The RBF Gram of the rows of ``X`` (dense, C-contiguous): row by row over the upper
-    triangle (the inner products by BLAS gemv, the exponential vectorised by
-    :func:`exp_nonpositive`), then mirrored tile by tile, so the result is exactly
-    symmetric."""
-    m = X.shape[0]
+    """The RBF Gram of the ``m = len(sq)`` points of :func:`kernel_data`'s rows ``X``
+    (dense, C-contiguous; ``2m`` rows, shifted then raw, or any ``m`` rows; squared
+    distances as in :func:`kernel_row`): row by row over the upper triangle (the inner
+    products by BLAS gemv, the exponential vectorised by :func:`exp_nonpositive`), then
+    mirrored tile by tile, so the result is exactly symmetric."""
+    m = sq.shape[0]
+    raw = m if X.shape[0] >= 2 * m else 0
     G = np.empty((m, m))
     x = np.empty(m)
     out = np.empty(m)
     work = np.empty(m)
     for i in range(m):
         n = m - i
-        np.dot(X[i:], X[i], x[:n])                    # x_i^T x_j, j >= i
+        np.dot(X[i:m], X[i], x[:n])                   # x_i^T x_j, j >= i
         sqi = sq[i]
         for t in range(n):
             d = sqi + sq[i + t] - 2.0 * x[t]
-            if d <= TINY_SQ * (sqi + sq[i + t]):
-                d = sq_distance(X, i, i + t)       # cancellation: the difference itself
+            if not d > EXPANSION_MIN * (sqi + sq[i + t]):
+                d = sq_distance(X, raw + i, raw + i + t)   # cancellation: the differences
             x[t] = -gamma * d
         exp_nonpositive(x[:n], out[:n], work[:n])
         for t in range(n):
@@ -280,7 +321,7 @@ def build_gram(prob):
 
     def build():
         Xd = kernel_data(RBF, prob.X)
-        return _rbf_gram(Xd, sq_norms(Xd), float(prob.kernel.gamma))
+        return _rbf_gram(Xd, sq_norms(Xd, prob.m), float(prob.kernel.gamma))
     return kept(prob, "solver_gram", build, on=prob.data_key)
 
 
@@ -343,11 +384,13 @@ class RowSource:
         else:
             self.kparams = kernel_params(kernel)
             Xd = kernel_data(self.kparams[0], X)
-            sq = sq_norms(Xd)
+            self.X_raw = Xd[self.m:] if Xd.shape[0] > self.m else Xd    # the rows as given
+            sq = sq_norms(Xd, self.m)
+            if self.kparams[0] == POLY:
+                check_poly_rows(kernel, self.X_raw, sq)
             slots, slot_of, owner, last_used = make_cache(self.m, cache_size)
             self.n_slots = slots.shape[0]
-            # O(m d) (the kernel's own diag goes through its Gram for the polynomial kernel)
-            self.diag = np.ascontiguousarray(kernel_diag(self.kparams, Xd, sq))
+            self.diag = np.ascontiguousarray(kernel_diag(self.kparams, Xd, sq))     # O(m d)
             self.src = RowData(False, _Z2, *self.kparams, Xd, sq, slots, slot_of, owner,
                                last_used)
 
@@ -355,7 +398,7 @@ class RowSource:
         """``K[pts][:, pts]`` (point indices, repeats allowed), dense."""
         if self.path == "gram":
             return self.src.G[np.ix_(pts, pts)]
-        return np.asarray(self.kernel.gram(self.src.X[pts]), dtype=np.float64)
+        return np.asarray(self.kernel.gram(self.X_raw[pts]), dtype=np.float64)
 
     def K_times(self, c):
         """``K c`` (used for objectives; Gram path only, else None)."""
@@ -368,7 +411,7 @@ class RowSource:
         non-zeros of ``c`` in chunks (:func:`kernel_matvec`)."""
         if self.path == "gram":
             return self.src.G @ c
-        return kernel_matvec(self.kernel, self.src.X, c, self.kparams)
+        return kernel_matvec(self.kernel, self.X_raw, c, self.kparams)
 
     def times(self, v):
         """``K v`` exactly, from kernel rows: the Gram, or the rows of the non-zeros of ``v``

@@ -13,13 +13,21 @@ import numbers
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.spatial.distance import cdist
 
 from ._validation import check_X, positive
 
-#: an RBF squared distance ``||x||^2 + ||z||^2 - 2 x^T z`` at most this fraction of
-#: ``||x||^2 + ||z||^2`` is rounding (a point and itself, a near duplicate): both layers then
-#: sum it from the differences (``fast._kernels`` reads this constant), so k(x, x) = 1 exactly
-RBF_EXACT_BELOW = 1e-8
+#: an RBF squared distance from the expansion ``||x||^2 + ||z||^2 - 2 x^T z`` (of the
+#: shifted rows, see :func:`sq_distances`) is kept only where it exceeds this fraction of
+#: ``||x||^2 + ||z||^2``: its rounding, at most about ``(2d + 4) u (||x||^2 + ||z||^2)``
+#: (``u = 2^-53``), is then at most ``(4d + 8) u`` of it, a small multiple of the rounding
+#: of the differences themselves (``(d + 2) u``). Every other entry (a point and itself,
+#: near duplicates, points far from the centre and near each other, an overflowed norm) is
+#: summed from the differences of the raw rows. ``fast._kernels`` reads this constant.
+RBF_EXPANSION_MIN = 0.5
+
+#: entries per block of :func:`sq_distances` (bounds its temporaries: a few MB)
+_BLOCK = 1 << 18
 
 #: eigenvalues below ``EIG_CUTOFF * lambda_max`` are dropped from the empirical map (SPEC).
 EIG_CUTOFF = 1e-12
@@ -90,44 +98,100 @@ class RBF(Kernel):
         return {"gamma": self.gamma}
 
     def cross(self, X, Z):
-        same = Z is X                                  # the Gram: its diagonal is exactly 1
-        X, Z = _dense(X), _dense(Z)
-        # The kernel is translation-invariant: centre both sides on X's mean first. The
-        # expansion below loses about eps * ||x||^2 to cancellation, so a large common
-        # offset (raw features near 1e6) would otherwise put errors of 1e-4 into entries
-        # near 1; centred, the loss is eps * (spread)^2.
-        mu = X.mean(axis=0)
-        X, Z = X - mu, Z - mu
-        # ||x - z||^2 = ||x||^2 + ||z||^2 - 2 x^T z, in place in one m x n buffer
-        K = X @ Z.T
-        K *= -2.0
-        nx, nz = np.einsum("ij,ij->i", X, X), np.einsum("ij,ij->i", Z, Z)
-        K += nx[:, None]
-        K += nz[None, :]
-        # a point and itself (or a near duplicate): the expansion leaves about
-        # eps (||x||^2 + ||z||^2) where ||x - z||^2 is smaller (features ~70: the diagonal
-        # 1 - 6.6e-12, which a hinge weighted by C = 2^20 turns into a duality gap of 1e-6);
-        # those entries from the differences, as fast's kernel rows (fast/_kernels.py) do
-        # (screened against the largest threshold first: no m x n temporaries of floats, and
-        # positions only where some entry qualifies; a Gram's diagonal is set directly)
-        if same:
-            np.fill_diagonal(K, 0.0)
-        near = K <= (RBF_EXACT_BELOW * (float(nx.max()) + float(nz.max())) if K.size else 0.0)
-        if same:
-            np.fill_diagonal(near, False)
-        if near.any():
-            i, j = np.nonzero(near)
-            keep = K[i, j] <= RBF_EXACT_BELOW * (nx[i] + nz[j])
-            i, j = i[keep], j[keep]
-            diff = X[i] - Z[j]
-            K[i, j] = np.einsum("ij,ij->i", diff, diff)
-        np.maximum(K, 0.0, out=K)
+        K = sq_distances(_dense(X), _dense(Z))
         K *= -self.gamma
         np.exp(K, out=K)
         return K
 
+    def gram(self, X):
+        """The Gram from the upper triangle of :func:`sq_distances`' blocks, mirrored: exactly
+        symmetric, its diagonal exactly 1, half the work of ``cross(X, X)``."""
+        X = np.asarray(_dense(X), dtype=np.float64)
+        m = X.shape[0]
+        G = np.empty((m, m))
+        for s, e, B in _distance_blocks(X, X, upper=True):
+            B *= -self.gamma
+            np.exp(B, out=B)
+            w = e - s
+            B[:, :w] += B[:, :w].T            # the diagonal block, symmetrised
+            B[:, :w] *= 0.5
+            G[s:e, s:] = B
+            G[e:, s:e] = B[:, w:].T
+        return G
+
     def diag(self, X):
         return np.ones(X.shape[0])
+
+
+def centre(X):
+    """The column-wise lower median of ``X``: an entry of each column (finite, no rounding),
+    robust to far rows (fewer than half), the shift of :func:`sq_distances`."""
+    m = X.shape[0]
+    if m == 0:
+        return np.zeros(X.shape[1])
+    k = (m - 1) // 2
+    return np.partition(X, k, axis=0)[k]
+
+
+def sq_distances(X, Z):
+    """``D[i, j] = ||x_i - z_j||^2`` for dense ``X`` (m x d) and ``Z`` (n x d), each entry
+    within a small multiple of the rounding of the differences ``sum_k (x_ik - z_jk)^2``
+    (relative error at most about ``(4d + 12) u``, ``u = 2^-53``, against ``(d + 2) u`` for
+    the differences), at any scale: far rows, large common offsets and values whose squares
+    overflow included (an overflowed distance is inf).
+
+    The expansion ``||x||^2 + ||z||^2 - 2 x^T z`` (a matrix product, fast) loses about
+    ``u (||x||^2 + ||z||^2)`` to cancellation, so it is taken on the rows shifted by
+    :func:`centre` (a large common offset cancels), and kept only where the result exceeds
+    ``RBF_EXPANSION_MIN (||x||^2 + ||z||^2)``, where that loss is a few rounding units of the
+    result; the shift's own rounding is then as small (``u (||x|| + ||z||)`` against
+    ``||x - z||``). Every other entry, including NaN or overflowed ones, is summed from the
+    differences of the unshifted rows, which lose nothing to cancellation. The work goes
+    by blocks of rows; a block where many entries need the differences takes them all from
+    SciPy's ``cdist(..., "sqeuclidean")`` (differences too).
+    """
+    X = np.asarray(X, dtype=np.float64)
+    Z = np.asarray(Z, dtype=np.float64)
+    D = np.empty((X.shape[0], Z.shape[0]))
+    for s, e, B in _distance_blocks(X, Z):
+        D[s:e] = B
+    return D
+
+
+def _distance_blocks(X, Z, upper=False):
+    """``(s, e, B)`` with ``B = D[s:e, s:]`` (``upper``, for ``Z is X``) or ``D[s:e, :]``, the
+    squared distances of :func:`sq_distances`, block after block of rows (a few MB each)."""
+    m, n = X.shape[0], Z.shape[0]
+    if m == 0 or n == 0:
+        return
+    with np.errstate(over="ignore", invalid="ignore"):
+        c = centre(X)
+        Xc = X - c
+        Zc = Xc if Z is X else Z - c
+        nx = np.einsum("ij,ij->i", Xc, Xc)
+        nz = nx if Z is X else np.einsum("ij,ij->i", Zc, Zc)
+        step = max(1, _BLOCK // n)
+        for s in range(0, m, step):
+            e = min(m, s + step)
+            c0 = s if upper else 0
+            B = Xc[s:e] @ Zc[c0:].T
+            B *= -2.0
+            B += nx[s:e, None]
+            B += nz[None, c0:]
+            lim = nx[s:e, None] + nz[None, c0:]
+            lim *= RBF_EXPANSION_MIN
+            redo = ~(B > lim)                     # cancellation, NaN (inf - inf) or inf
+            count = int(np.count_nonzero(redo))
+            if 8 * count > B.size:               # much of the block: all of it, by cdist
+                B = cdist(X[s:e], Z[c0:], "sqeuclidean")
+            elif count:                           # a few entries: their differences
+                i, j = np.nonzero(redo)
+                chunk = max(1, _BLOCK // X.shape[1])
+                for t in range(0, i.size, chunk):
+                    it, jt = i[t:t + chunk], j[t:t + chunk]
+                    diff = X[s + it] - Z[c0 + jt]
+                    B[it, jt] = np.einsum("ij,ij->i", diff, diff)
+            yield s, e, B
 
 
 class Polynomial(Kernel):
@@ -153,7 +217,31 @@ class Polynomial(Kernel):
 
     def cross(self, X, Z):
         base = self.gamma * np.asarray(_dense(X) @ _dense(Z).T) + self.coef0
-        return base ** self.degree
+        with np.errstate(over="ignore", invalid="ignore"):
+            K = base ** self.degree
+        if not np.all(np.isfinite(K)):
+            self._refuse(base, K, "in the Gram of X" if Z is X else "between rows of X and Z")
+        return K
+
+    def diag(self, X):
+        """``(gamma ||x_i||^2 + coef0)^degree``, in O(m d) (not through the Gram)."""
+        sq = Linear().diag(X)
+        with np.errstate(over="ignore", invalid="ignore"):
+            base = self.gamma * sq + self.coef0
+            K = base ** self.degree
+        if not np.all(np.isfinite(K)):
+            self._refuse(base, K, "at a point and itself")
+        return K
+
+    def _refuse(self, base, K, where):
+        """The ValueError for kernel values that are not finite float64 numbers (overflow),
+        naming the kernel, the first such entry and its ``gamma x^T z + coef0``."""
+        at = int(np.flatnonzero(~np.isfinite(np.ravel(K)))[0])
+        pos = tuple(int(p) for p in np.unravel_index(at, np.shape(K)))
+        raise ValueError(
+            f"kernel={self!r} overflows float64 {where}: at entry {pos}, gamma x^T z + coef0 "
+            f"= {float(np.ravel(base)[at]):.3g} raised to degree {self.degree} is "
+            f"{float(np.ravel(K)[at])}; scale the features or lower gamma or degree")
 
 
 class Precomputed(Kernel):

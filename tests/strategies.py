@@ -393,3 +393,59 @@ def keel(name, minmax=False):
         X = (X - X.min(0)) / np.where(span > 0, span, 1.0)
     return X, y
 
+
+
+# ---------------------------------------------------------------------------------------
+# far rows: what cancels the precision of ||x||^2 + ||z||^2 - 2 x^T z (kernels at any scale)
+# ---------------------------------------------------------------------------------------
+FAR_KINDS = ("outliers", "offset", "far rows", "offset and outliers")
+
+
+def far_rows(seed, m, d, kind, e):
+    """``(X, Z)``: training rows ``X`` (m x d) and new rows ``Z`` where a few rows lie far away.
+
+    ``kind`` is one of :data:`FAR_KINDS`: one to three rows with one feature or every
+    feature at ``+-10^e`` (``outliers``); every row plus a common offset ``10^e``, the same
+    for every feature or one per feature (``offset``); two to four rows shifted by one far
+    vector of norm ``10^e``, so far rows near each other (``far rows``); or an offset with
+    outliers ten times beyond it. The rest is unit Gaussian data at a scale
+    ``10^U(-2, 2)``, with near duplicates (relative 1e-9) of some rows half of the time.
+    ``Z``: perturbed copies of some rows of ``X``, a far row and, half of the time, exact
+    copies.
+    """
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(m, d)) * 10.0 ** rng.uniform(-2, 2)
+    if rng.random() < 0.5:
+        k = max(1, m // 5)
+        X[-k:] = X[:k] * (1 + 1e-9 * rng.normal(size=(k, d)))
+    far = 10.0 ** e
+    if kind in ("offset", "offset and outliers"):
+        X += far * (rng.uniform(0.5, 1.0, size=d) if rng.random() < 0.5 else 1.0)
+    if kind in ("outliers", "offset and outliers"):
+        rows = rng.choice(m, size=int(rng.integers(1, min(3, m - 1) + 1)), replace=False)
+        cols = slice(None) if rng.random() < 0.5 else [int(rng.integers(d))]
+        for r in rows:
+            X[r, cols] = rng.choice([-1.0, 1.0]) * far * (1.0 + 10.0 * rng.random()) \
+                * (10.0 if kind == "offset and outliers" else 1.0)
+    if kind == "far rows":
+        rows = rng.choice(m, size=int(min(m - 1, rng.integers(2, 5))), replace=False)
+        v = rng.normal(size=d)
+        X[rows] += far * v / np.linalg.norm(v)
+    n = int(rng.integers(1, 6))
+    pick = rng.integers(0, m, size=n)
+    Z = X[pick] + rng.normal(size=(n, d)) * 10.0 ** rng.uniform(-6, 0)
+    Z = np.vstack([Z, far * rng.normal(size=(1, d))]
+                  + ([X[pick[:2]]] if rng.random() < 0.5 else []))
+    return X, Z
+
+
+@st.composite
+def far_data(draw, max_m=24, max_d=6, exponents=(6.0, 16.0)):
+    """``(X, Z, kind)`` of :func:`far_rows`: 3 to ``max_m`` rows, 1 to ``max_d`` features,
+    ``kind`` in :data:`FAR_KINDS`, the far distance ``10^e`` with ``e`` in ``exponents``."""
+    seed = draw(st.integers(0, 2**32 - 1))
+    m = draw(st.integers(3, max_m))
+    d = draw(st.integers(1, max_d))
+    kind = draw(st.sampled_from(FAR_KINDS))
+    e = draw(st.floats(*exponents))
+    return (*far_rows(seed, m, d, kind, e), kind)

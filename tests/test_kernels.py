@@ -32,16 +32,17 @@ def test_empirical_map_reproduces_gram(seed, m, d, kind, scale):
        scale=scales(), gamma=st.sampled_from([1e-6, 1e-3, 0.1, 1.0, 3.0]))
 def test_rbf_entries_are_accurate_at_every_scale(seed, m, d, scale, gamma):
     """Both layers' RBF Gram against the distances taken difference first
-    (``sum (x_i - x_j)^2``, no cancellation): the expansion ``||x||^2 + ||z||^2 - 2 x^T z``
-    on uncentred features (offset 1e6) put errors of 2e-4 into entries near 1, and the two
-    layers' errors differed, so a certified fast point failed against the reference."""
+    (``sum (x_i - x_j)^2``, no cancellation) at the scales every family test draws: the
+    expansion ``||x||^2 + ||z||^2 - 2 x^T z`` on uncentred features (offset 1e6) put errors
+    of 2e-4 into entries near 1, and the two layers' errors differed, so a certified fast
+    point failed against the reference. (Far rows, and the tight bound: test_kernel_scales.)"""
     from fast._kernels import RowSource, build_gram
 
     rng = np.random.default_rng(seed)
     X = scale.features(rng.normal(size=(m, d)), rng)
     D = ((X[:, None, :] - X[None, :, :]) ** 2).sum(axis=2)
     exact = np.exp(-gamma * D)
-    # the spread of the data bounds what centring leaves to cancellation
+    # a loose bound here (the spread of the data): test_kernel_scales states the tight one
     spread = float(((X - X.mean(axis=0)) ** 2).sum(axis=1).max())
     bound = 1e-13 * (1.0 + gamma * spread)
     k = rm.kernels.RBF(gamma=gamma)
