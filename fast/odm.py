@@ -189,7 +189,7 @@ def _solve_svrg(prob, tol, max_iter, random_state, warm_start, step=None, snapsh
     if snapshot not in ("random", "last"):
         raise ValueError(f"snapshot must be 'random' or 'last'; got {snapshot!r}")
     t0 = time.perf_counter()
-    m, y, th, mu = prob.m, prob.y, prob.theta, prob.mu
+    y, th, mu = prob.y, prob.theta, prob.mu
     X = prob.X
     kappa = 2.0 * prob.lam / (1.0 - th) ** 2      # per-sample loss weight
     data = _sgd.LinearData(X, y)
@@ -260,7 +260,7 @@ def _solve_tron(prob, tol, max_iter, warm_start, max_cg=None, **options):
                                            options, tol, max_iter, _tron.DEFAULT_TOL,
                                            _tron.DEFAULT_MAX_ITER, METHODS, warm_start)
     t0 = time.perf_counter()
-    m, y, th, mu = prob.m, prob.y, prob.theta, prob.mu
+    y, th, mu = prob.y, prob.theta, prob.mu
     c = prob.c
     data = _tron_data(prob)
     w, gamma, tinfo = _tron.minimize(data, _tron.LOSS_ODM, (c, mu, th), w0=w0, tol=tol,
