@@ -167,11 +167,13 @@ class Problem(ReferenceLadder, abc.ABC, metaclass=_Immutable):
         """``build()``, kept in the workspace of the call (else this problem's default
         workspace) under ``key`` computed from ``on`` (default: this problem;
         :attr:`data_key` for what depends on the data alone)."""
-        ws = _active_workspace() or _workspace_of(self)
+        ws = _active_workspace()
+        ws = _workspace_of(self) if ws is None else ws
         return ws.get(key, (self,) if on is None else on, build)
 
     def _peek(self, key, on=None):
-        ws = _active_workspace() or _workspace_of(self)
+        ws = _active_workspace()
+        ws = _workspace_of(self) if ws is None else ws
         return ws.peek(key, (self,) if on is None else on)
 
     @property

@@ -57,6 +57,9 @@ class Workspace:
     def __len__(self):
         return len(self._entries)
 
+    def __bool__(self):                  # an empty workspace is still a workspace
+        return True
+
     def __repr__(self):
         names = sorted({k[0] for k in self._entries})
         return f"Workspace({len(self)} entries: {', '.join(names)})"
