@@ -91,7 +91,8 @@ def test_a_path_shares_one_gram():
     """The points of a path share the data's entries (one Gram for the whole kernel path)."""
     rng = np.random.default_rng(2)
     X = rng.normal(size=(40, 3))
-    prob = rm.SVM(X, np.where(X[:, 0] > 0, 1, -1), C=1.0, kernel=rm.kernels.RBF(0.5))
+    prob = rm.LDM(X, np.where(X[:, 0] > 0, 1, -1), C=1.0, lam1=0.2, lam2=0.1,
+                  kernel=rm.kernels.RBF(0.5))              # LDM's SMO runs on the Gram
     ws = rm.Workspace()
     sols = fast.path(prob, C=[0.5, 1.0, 4.0], workspace=ws)
     assert all(s.status == "optimal" for s in sols)
