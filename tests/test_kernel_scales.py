@@ -100,14 +100,24 @@ def test_rbf_values_exact_on_a_grid_of_far_rows(kind, e):
 
 @pytest.mark.parametrize("big", [1e155, 1e200, 1e300])
 def test_rbf_values_where_squares_overflow(big):
-    """Rows whose squared norms overflow: the distances to them are inf (the kernel 0), the
-    distances among the other rows exact, no NaN and no warning."""
+    """Rows whose squared norms overflow: a problem refuses such X with a ValueError naming
+    it (kernels and certificates would overflow: the project's rule for features beyond
+    1e150), and the kernel object itself still gives exact values: the distances to those
+    rows inf (the kernel 0), among the other rows exact, no NaN and no warning."""
+    from scipy.spatial.distance import cdist
+
     rng = np.random.default_rng(0)
     X = rng.normal(size=(12, 3))
     X[0, 0], X[1] = big, -big
     Z = np.vstack([X[2:5] + 1e-3, [[big, 0.0, 0.0]]])
-    with np.errstate(all="raise"):
+    with pytest.raises(ValueError, match="X's entries reach"):
         check_every_layer(X, Z, gamma=0.5)
+    with np.errstate(all="raise"):
+        K = rm.kernels.RBF(0.5).cross(X, Z)
+    with np.errstate(over="ignore"):
+        exact = np.exp(-0.5 * cdist(X, Z, "sqeuclidean"))
+    assert np.all(np.isfinite(K))
+    np.testing.assert_allclose(K, exact, rtol=1e-12, atol=1e-300)
 
 
 def _reproduction(big):
@@ -119,7 +129,17 @@ def _reproduction(big):
     return X, y
 
 
-@pytest.mark.parametrize("big", [1e14, 1e16, 1e155])
+def test_far_point_beyond_the_square_limit_is_refused():
+    """At 1e155 (where ODM once said "optimal" at 0.930 against a true 0.718) the squared
+    norms overflow: the problem refuses X, naming it, in both layers' entry point."""
+    X, y = _reproduction(1e155)
+    for make in (lambda: rm.SVM(X, y, C=4.0, kernel=rm.kernels.RBF(0.5)),
+                 lambda: rm.ODM(X, y, lam=4.0, mu=0.5, theta=0.3, kernel=rm.kernels.RBF(0.5))):
+        with pytest.raises(ValueError, match="X's entries reach"):
+            make()
+
+
+@pytest.mark.parametrize("big", [1e14, 1e16])
 @pytest.mark.parametrize("family", ["SVM", "ODM"])
 def test_far_point_solves_agree_with_cvxpy_on_the_exact_gram(family, big):
     """One far point: the problem's Gram is ``cdist``'s within rounding, and the fast
