@@ -598,8 +598,8 @@ def cmd_verify(args):
     parallel = _parallel(cases, jobs)
     if cold:
         # the durations quoted are those of a first run from a clean clone (validation/decisions.md)
-        how = ("in two processes, side by side: about 20 s on two cores" if parallel
-               else "in this process: about 35 s")
+        how = ("in two processes, side by side: 12-33 s on two cores, by the machine's load"
+               if parallel else "in this process: about 35 s")
         print("refmodels verify: first run on this machine (or the fast solvers changed): "
               f"compiling the fast solvers with numba, once ({how}), while the reference "
               "solves run; later runs load them from the cache.",
