@@ -291,7 +291,7 @@ def mklm_problems(draw, max_m=40):
                           min_size=2, max_size=3))
     C1 = draw(log_uniform(1e-1, 1e2))
     C2 = draw(st.one_of(st.just(0.0), log_uniform(1e-2, 1e2)))
-    eps = draw(st.one_of(st.just(0.0), st.floats(0.0, 2.0)))
+    eps = draw(st.one_of(st.just(0.0), st.floats(0.0, 2.0, allow_subnormal=False)))
     X, y = mkl_data(seed, m, d)
     rng = np.random.default_rng(seed)
     X = scale.features(X, rng)
