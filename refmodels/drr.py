@@ -600,7 +600,7 @@ class DRR(Problem):
             cert.values["dual_objective"] = D_all
             cert.values["dual_shift"] = shift
             cert.notes.append("dual point: " + ("the solution's own z" if own_z else
-                                                "z = L^T w (SPEC §8)"))
+                                                "z = L^T w, the optimal pair's relation"))
         else:
             cert.notes.append("the regularizer has no conjugate: proximal-gradient residual "
                               "instead of a duality gap")
