@@ -126,13 +126,16 @@ def test_fast_rbf_gram_matches_the_reference_gram():
     from fast import _kernels as K
 
     prob = _lowrank_prob(1.0, gamma=3.0, m=130)
-    G = K.build_gram(prob)
-    assert prob.gram is G                                   # kept on the problem
+    ws = rm.Workspace()
+    with rm.workspace.using(ws):
+        G = K.build_gram(prob)
+        assert K.gram_if_built(prob) is G                   # kept in the workspace
+        assert "solver_gram" in ws.keys() and "gram" not in ws.keys()  # not as the certificate's
+        assert K.build_gram(prob) is G                      # built once
     assert np.array_equal(G, G.T)                           # exactly symmetric
     G0 = prob.kernel.gram(prob.X)
     assert np.max(np.abs(G - G0)) <= 1e-14
-    # a Gram already built is left alone; another kernel goes through refmodels
-    assert K.build_gram(prob) is G
+    # another kernel goes through refmodels
     poly = _prob(2, "poly", 1.0, m=30)
     np.testing.assert_array_equal(K.build_gram(poly), poly.kernel.gram(poly.X))
 
