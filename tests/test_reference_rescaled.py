@@ -14,6 +14,7 @@ import pytest
 
 import refmodels as rm
 import refmodels.base as base
+import refmodels.reference as reference
 from refmodels.certify import DEFAULT_TOL
 from refmodels.solution import SolverError
 from strategies import make_problem, random_binary
@@ -136,7 +137,7 @@ def test_plain_ladder_refuses_without_the_rung(monkeypatch):
     """SVMm seed 9303 (Gram scale 5e11): refused when the rung is off, certified with it."""
     prob = REFUSED["SVMm"]()
     with monkeypatch.context() as mp:
-        mp.setattr(base, "RESCALE_AT", np.inf)
+        mp.setattr(reference, "RESCALE_AT", np.inf)
         with pytest.raises(SolverError, match="no reference point") as info:
             prob.solve()
         assert "rescaled" not in str(info.value)
