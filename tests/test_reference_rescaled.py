@@ -160,8 +160,11 @@ def test_rung_end_to_end_every_family(family, monkeypatch):
     def fail(*args, **kwargs):
         raise SolverError("forced failure of the raw problem")
 
-    monkeypatch.setattr(forced, "_solve_dual", fail)
-    monkeypatch.setattr(forced, "_solve_primal", fail)
+    cls = type(forced)                  # problems are immutable: patch the class, for forced only
+    for name in ("_solve_dual", "_solve_primal"):
+        orig = getattr(cls, name)
+        monkeypatch.setattr(cls, name, lambda self, *a, _o=orig, **k:
+                            fail(*a, **k) if self is forced else _o(self, *a, **k))
     sol = forced.solve()
     assert sol.info["rescaled"] == forced.gram_scale() > base.RESCALE_AT
     assert sum("forced failure" in a for a in sol.info["attempts"]) >= 3
