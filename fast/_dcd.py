@@ -68,7 +68,9 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
+from . import _chunk
 from . import _kernels as _K
+from ._chunk import PAUSED
 from ._polish import active_set_qp, active_set_qp_lowrank
 from ._rows import row_arrays, row_axpy, row_dot, row_sqnorms
 
@@ -110,7 +112,28 @@ Copies = namedtuple("Copies", "sign p dg lo hi")
 #: (``fast._kernels.ROW_REQ, ROW_MISS, ROW_CLOCK``: requests, misses and the LRU clock,
 #: which carries over between calls), the epochs report in the others
 ST_EPOCHS, ST_PGMAX, ST_PGMIN, ST_UNSHRINK, ST_CONVERGED, ST_UPDATES = 3, 4, 5, 6, 7, 8
-N_STATS = 9
+#: ... and whether a gradient was not finite (NaN or infinite: the epochs stopped there)
+ST_NONFINITE = 9
+N_STATS = 10
+
+#: slots of the epochs' ``ctl`` array, the state of a run between two calls (all zeros: a
+#: fresh run): whether it started, the epochs done, the position in the current epoch
+#: (-1: the next epoch starts), the active points, last epoch's and this epoch's
+#: projected-gradient extremes, the unshrink rounds and the coordinate updates so far
+(C_STARTED, C_IT, C_POS, C_ACTIVE, C_PGMAX_OLD, C_PGMIN_OLD, C_PGMAX_NEW, C_PGMIN_NEW,
+ C_UNSHRINK, C_UPDATES) = range(10)
+N_CTL = 10
+#: the work units of the epochs (:mod:`fast._chunk`; measured on the paths of
+#: ``validation/bench_chunks.py``): a point visited (its data read at a random place), an
+#: entry of a data row read or updated on the linear path, dense or CSR (scattered), and an
+#: entry of ``s`` updated on the kernel paths (streamed: one unit); a kernel row computed
+#: on a cache miss costs ``m (KERNEL_ROW_PER_FEATURE d + KERNEL_ROW_EXTRA)`` (its inner
+#: products, then the kernel's function of each: RBF's exponential)
+POINT_COST = 300.0
+DENSE_ENTRY_COST = 3.0
+CSR_ENTRY_COST = 30.0
+KERNEL_ROW_PER_FEATURE = 2.0
+KERNEL_ROW_EXTRA = 10.0
 
 #: the rows of the linear path's data ``X`` for the epochs (as :func:`fast._rows.row_arrays`
 #: gives them): ``Xd`` the dense rows (C-contiguous float64), ``indptr, indices, data`` the
@@ -264,6 +287,8 @@ def run(oracle, *, sign, lo, hi, p, dg, alpha0, u0=None, tol, max_iter, seed, sh
     copies = Copies(bsign, bp, bdg, blo, bhi)
     rows = _K.NO_ROWS if oracle.rows is None else oracle.rows.src
     stats = np.zeros(N_STATS)
+    ctl = np.zeros(N_CTL)
+    index = np.empty(m, dtype=np.int64)
     t0 = time.perf_counter()
     epochs, n_unshrink, n_updates, rounds = 0, 0, 0, 0
     n_polish, polish_time = 0, 0.0
@@ -282,9 +307,15 @@ def run(oracle, *, sign, lo, hi, p, dg, alpha0, u0=None, tol, max_iter, seed, sh
         if polish:
             chunk = min(chunk, polish_gap)
         wv = np.zeros(1) if w is None else np.ascontiguousarray(w, dtype=np.float64)
-        _EPOCHS[mode](copies, oracle.diag, alpha, s, wv, oracle.qy, rows, oracle.lin,
-                      float(cur_tol), int(chunk), bool(shrinking), int(seed + rounds) % (2**31),
-                      stats)
+        ctl[:] = 0.0                  # a fresh run of the epochs (seeded; all points active)
+        while _EPOCHS[mode](copies, oracle.diag, alpha, s, wv, oracle.qy, rows, oracle.lin,
+                            float(cur_tol), int(chunk), bool(shrinking),
+                            int(seed + rounds) % (2**31), stats, index, ctl,
+                            _chunk.budget()) == PAUSED:
+            pass                      # (between two calls: where Ctrl-C is raised)
+        if stats[ST_NONFINITE]:
+            _not_finite(f"a gradient (largest |Q u| {float(np.max(np.abs(s))):.3e})",
+                        epochs + int(stats[ST_EPOCHS]))
         rounds += 1
         epochs += int(stats[ST_EPOCHS])
         n_unshrink += int(stats[ST_UNSHRINK])
@@ -298,6 +329,8 @@ def run(oracle, *, sign, lo, hi, p, dg, alpha0, u0=None, tol, max_iter, seed, sh
             P = float(primal(alpha, u_now, s_ex, w_ex))
             Dmin = float(0.5 * u_now @ s_ex + p @ alpha + 0.5 * np.sum(dg * alpha * alpha))
             gap = P + Dmin
+            if not np.isfinite(gap):
+                _not_finite(f"the duality gap ({P!r} + {Dmin!r})", epochs)
             if gap > gap_target(P) and cur_tol > 1e-14:
                 cur_tol = max(cur_tol / 10.0, 1e-14)
                 n_refine += 1
@@ -388,6 +421,16 @@ def run(oracle, *, sign, lo, hi, p, dg, alpha0, u0=None, tol, max_iter, seed, sh
     return alpha, u, s, w, info
 
 
+def _not_finite(what, epochs):
+    """Stop a run whose numbers are no longer finite (overflow, or NaN from it): a
+    ``SolverError`` naming what was met, never a point that looks converged."""
+    from refmodels.solution import SolverError
+
+    raise SolverError(f"the dual coordinate descent met {what} that is not finite (NaN or "
+                      f"overflow) after {epochs} epochs: the problem's numbers are beyond "
+                      "float64 at this scale")
+
+
 def _newton_polish(oracle, idx, sign, p, dg, lo, hi, alpha, s, polish_max, budget=np.inf):
     """Active-set Newton refinement on the free set; modifies ``alpha`` in place if kept.
 
@@ -473,8 +516,18 @@ def _make_epochs(mode):
     each). Called through :data:`_EPOCHS`."""
 
     @njit(cache=True)
-    def epochs(copies, diag, alpha, s, w, qy, rows, lin, tol, max_iter, shrinking, seed, stats):
-        """The DCD epochs (LIBLINEAR ``solve_l2r_l1l2_svc`` structure), point by point.
+    def epochs(copies, diag, alpha, s, w, qy, rows, lin, tol, max_iter, shrinking, seed, stats,
+               index, ctl, budget):
+        """The DCD epochs (LIBLINEAR ``solve_l2r_l1l2_svc`` structure), point by point, in
+        chunks of about ``budget`` work units (:mod:`fast._chunk`): returns
+        :data:`fast._chunk.PAUSED` when the budget is spent, 0 when the epochs are done
+        (``stats`` then holds their report). The run's state is in ``ctl`` (zeros: a fresh
+        run, seeded with ``seed``; :data:`N_CTL` slots) and ``index`` (the order of the
+        points, (m,) int64): the next call resumes where the last one stopped, at the same
+        point of the same epoch, so that a chunked run takes the steps of one long call.
+        The work of a point (:data:`POINT_COST` ...) is its visit, its row (linear paths)
+        read for ``s_i`` and again for an update, or ``s`` updated (kernel paths), plus a
+        kernel row computed on a cache miss.
 
         The ``n = k m`` variables are ``k`` signed copies of each point (variable
         ``j = b m + i`` is copy ``b`` of point ``i``; ``copies`` the per-copy constants, a
@@ -492,7 +545,6 @@ def _make_epochs(mode):
         projected-gradient spread; the point leaves the active set when all its copies
         would be shrunk.
         """
-        np.random.seed(seed)
         bsign, bp, bdg, blo, bhi = copies
         # the rows read once per call: reading the fields in the per-point helpers instead
         # made the dense linear path's epochs measurably slower
@@ -500,29 +552,69 @@ def _make_epochs(mode):
         m = diag.shape[0]
         k = bsign.shape[0]
         INF = np.inf
-        index = np.arange(m)
-        active = m
-        pgmax_old = INF
-        pgmin_old = -INF
-        it = 0
-        n_unshrink = 0
-        converged = False
-        n_updates = 0
-        pgmax_new = 0.0
-        pgmin_new = 0.0
-        while it < max_iter:
-            # random permutation of the active points
-            for a in range(active):
-                b = a + np.random.randint(0, active - a)
-                tmp = index[a]
-                index[a] = index[b]
-                index[b] = tmp
-            # 0 is inside [min PG, max PG] by construction: the spread bounds every |PG|
+        if ctl[C_STARTED] == 0.0:
+            np.random.seed(seed)
+            for i in range(m):
+                index[i] = i
+            active = m
+            pgmax_old = INF
+            pgmin_old = -INF
+            it = 0
+            n_unshrink = 0
+            n_updates = 0
             pgmax_new = 0.0
             pgmin_new = 0.0
-            a = 0
+            a = -1                     # (-1: an epoch starts, its permutation to draw)
+            ctl[C_STARTED] = 1.0
+        else:
+            active = int(ctl[C_ACTIVE])
+            pgmax_old = ctl[C_PGMAX_OLD]
+            pgmin_old = ctl[C_PGMIN_OLD]
+            it = int(ctl[C_IT])
+            n_unshrink = int(ctl[C_UNSHRINK])
+            n_updates = int(ctl[C_UPDATES])
+            pgmax_new = ctl[C_PGMAX_NEW]
+            pgmin_new = ctl[C_PGMIN_NEW]
+            a = int(ctl[C_POS])
+        converged = False
+        nonfinite = False
+        # the work of this call, and that of a kernel row computed on a cache miss
+        work = 0.0
+        miss_cost = 0.0
+        if mode == 1:
+            miss_cost = m * (KERNEL_ROW_PER_FEATURE * rows.X.shape[1] + KERNEL_ROW_EXTRA)
+        while it < max_iter:
+            if a < 0:
+                # random permutation of the active points
+                for t in range(active):
+                    b = t + np.random.randint(0, active - t)
+                    tmp = index[t]
+                    index[t] = index[b]
+                    index[b] = tmp
+                # 0 is inside [min PG, max PG] by construction: the spread bounds every |PG|
+                pgmax_new = 0.0
+                pgmin_new = 0.0
+                a = 0
             while a < active:
+                if work >= budget:
+                    ctl[C_ACTIVE] = active
+                    ctl[C_PGMAX_OLD] = pgmax_old
+                    ctl[C_PGMIN_OLD] = pgmin_old
+                    ctl[C_IT] = it
+                    ctl[C_UNSHRINK] = n_unshrink
+                    ctl[C_UPDATES] = n_updates
+                    ctl[C_PGMAX_NEW] = pgmax_new
+                    ctl[C_PGMIN_NEW] = pgmin_new
+                    ctl[C_POS] = a
+                    return PAUSED
                 i = index[a]
+                if mode <= 1:
+                    cost = 0.0
+                elif mode == 2:
+                    cost = DENSE_ENTRY_COST * Xd.shape[1]
+                else:
+                    cost = CSR_ENTRY_COST * (indptr[i + 1] - indptr[i])
+                work += POINT_COST + cost
                 si = _base_grad(mode, i, qy[i], s, w, Xd, indptr, indices, data)
                 dii = diag[i]
                 du = 0.0
@@ -532,6 +624,9 @@ def _make_epochs(mode):
                     sg, lo_j, hi_j, dg_b = bsign[b], blo[b], bhi[b], bdg[b]
                     aj = alpha[j]
                     g = sg * si + bp[b] + dg_b * aj
+                    if not abs(g) < INF:
+                        nonfinite = True       # (NaN or overflow: no step, the run stops)
+                        break
                     pg = 0.0
                     if aj <= lo_j:
                         if shrinking and g > pgmax_old:
@@ -570,16 +665,28 @@ def _make_epochs(mode):
                             du += sg * delta
                             si += sg * delta * dii
                             n_updates += 1
+                if nonfinite:
+                    break
                 if n_shrunk == k:
                     active -= 1
                     index[a] = index[active]
                     index[active] = i
                     continue
                 if du != 0.0:
+                    misses = stats[_K.ROW_MISS] if mode == 1 else 0.0
                     _apply_step(mode, i, du * qy[i], s, w, qy, rows, Xd, indptr, indices, data,
                                 stats)
+                    if mode <= 1:
+                        work += float(m)
+                        if mode == 1:
+                            work += (stats[_K.ROW_MISS] - misses) * miss_cost
+                    else:
+                        work += cost
                 a += 1
+            if nonfinite:
+                break
             it += 1
+            a = -1
             if pgmax_new - pgmin_new <= tol:
                 if active == m:
                     converged = True
@@ -602,6 +709,8 @@ def _make_epochs(mode):
         stats[ST_UNSHRINK] = n_unshrink
         stats[ST_CONVERGED] = 1.0 if converged else 0.0
         stats[ST_UPDATES] = n_updates
+        stats[ST_NONFINITE] = 1.0 if nonfinite else 0.0
+        return 0
 
     return epochs
 
