@@ -70,6 +70,9 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
+from . import _chunk
+from ._chunk import PAUSED
+from ._kernels import ROW_MISS
 from ._kernels import source_row as _row
 from ._smo_newton import _newton, _point_bounds, _update_fbar
 
@@ -83,7 +86,7 @@ from ._smo_newton import _newton, _point_bounds, _update_fbar
 # compiles every helper into a module of its own and links it, with everything it calls,
 # into each caller's module, which LLVM optimises and emits again; each also has a fixed
 # compile cost. So: the one-call helpers are merged into their caller (the
-# layout and ``f`` into :func:`_setup`, the scan for ``i`` and the copies into
+# layout into :func:`_setup_layout`, the scan for ``i`` and the copies into
 # :func:`_select`, the exchange of two positions into :func:`_do_shrinking`; numba's
 # ``inline="always"`` was measured slower, for the steps as for the larger helpers); kernel
 # rows are fetched by :func:`smo_solve` for the steps and the unshrink (the row code, with
@@ -136,16 +139,57 @@ _RECON, _SHRINK, _RESUME, _POLISH = 3, 4, 5, 6
 #   the reconstruction ``f_i = fbar_i + sum_{active j} K_ij nu^free_j`` is exact.
 #
 # Points whose copies are all pinned (``u = 0``) are placed after all others and never
-# enter the active set. :func:`_setup` returns this state as an ``SMOState``, taken whole by
-# the helpers called once per solve or shrinking period; the per-step ones (:func:`_select`,
-# :func:`_step_pair`, :func:`_step_single`) take its arrays one by one (numba counts a
-# reference each time a helper takes an array out of a tuple: they ran measurably slower).
-# Fields: ``n_copy`` (``k``), ``n_live`` (the points with a copy of ``u > 0``, first),
-# ``point`` (``pidx``), ``var`` (``vid``), ``alpha`` (``A``), ``sign`` (``S``), ``lin`` (``P``),
-# ``upper`` (``U``), ``kdiag`` (``QD``: ``K_ii`` at the point), ``f``, ``fbar``, ``up`` (``UP``),
-# ``low`` (``LOW``).
-SMOState = namedtuple("SMOState", "n_copy n_live point var alpha sign lin upper kdiag f fbar "
-                                  "up low")
+# enter the active set. The state is an ``SMOState`` of arrays allocated by the driver
+# (:func:`new_state`) and filled by :func:`_setup_layout`, so that it lives between the
+# calls of :func:`_smo_chunk` (the solve runs in chunks of bounded work, :mod:`fast._chunk`);
+# it is taken whole by the helpers called once per solve or shrinking period; the per-step
+# ones (:func:`_select`, :func:`_step_pair`, :func:`_step_single`) take its arrays one by one
+# (numba counts a reference each time a helper takes an array out of a tuple: they ran
+# measurably slower). Fields: ``point`` (``pidx``), ``var`` (``vid``), ``alpha`` (``A``),
+# ``sign`` (``S``), ``lin`` (``P``), ``upper`` (``U``), ``kdiag`` (``QD``: ``K_ii`` at the
+# point), ``f``, ``fbar``, ``up`` (``UP``), ``low`` (``LOW``), and work arrays over the points:
+# ``nu`` and ``nubar`` (by point index) with their products ``Knu``, ``Knubar`` while the
+# setup sums kernel rows, ``cf`` (``nu^free`` by position) while a gradient is reconstructed.
+# The scalars of the run (the number ``n_live`` of points with a copy of ``u > 0``, which
+# come first, the iteration count, the shrinking counters, ...) are in the ``ctl`` array
+# (slots ``K_...``) and ``fctl`` (``F_...``).
+SMOState = namedtuple("SMOState", "point var alpha sign lin upper kdiag f fbar up low nu nubar "
+                                  "Knu Knubar cf")
+
+#: slots of ``ctl`` (int64), the run's scalars between two calls of :func:`_smo_chunk`: the
+#: program counter (:data:`PC_SETUP` ...), iterations, shrinking counter, LIBSVM's
+#: ``unshrink``, iterations since all points were last active, active points, whether the
+#: last step's scan for ``i`` is known, steps with an unchanged free set, the Newton wait,
+#: the last scan's ``i``, whether ``max_iter`` was hit, ``n_live``, the live variables, the
+#: setup's next point, a gradient reconstruction in progress (its stage, position, range,
+#: whether counted, and what follows it), the shrinking period and the first shrinking
+(K_PC, K_IT, K_COUNTER, K_UNSHRINK, K_SINCE_FULL, K_ACTIVE, K_HAVE_UP, K_STABLE, K_WAIT,
+ K_IMAX, K_HIT, K_NLIVE, K_NVAR, K_CURSOR, K_R_STAGE, K_R_POS, K_R_LO, K_R_HI, K_R_COUNT,
+ K_NEXT, K_SHRINK_EVERY, K_PERIOD) = range(22)
+N_KCTL = 22
+#: slots of ``fctl`` (float64): the last scan's ``G_max`` and the final violation
+F_GMAX, F_VIOL = 0, 1
+N_FCTL = 2
+#: the program counter: setting up, summing the setup's kernel rows, iterating, a gradient
+#: reconstruction in progress
+PC_SETUP, PC_SETUP_ROWS, PC_RUN, PC_RECON = 0, 1, 2, 3
+#: what follows a reconstruction: the safeguard's unshrink, LIBSVM's unshrink, the check of
+#: the stop on all points, the final reconstructions (live, then pinned points)
+N_SAFE, N_AGAIN, N_CONV, N_FINAL1, N_FINAL2 = 0, 1, 2, 3, 4
+#: where an iteration of :func:`_smo_chunk` starts: at its top, at the shrinking, at the
+#: working-set selection, or at the selection that checks the stop on all points
+G_TOP, G_SHRINK, G_SELECT, G_CONV = 0, 1, 2, 3
+#: the work units (:mod:`fast._chunk`) of an iteration, plus per active point (the scans for
+#: ``i`` and ``j``, the update of ``f``), of a kernel row computed on a cache miss per point
+#: and feature, plus per point (the kernel's function: RBF's exponential)
+ITER_COST = 200.0
+ITER_POINT_COST = 8.0
+KERNEL_ROW_PER_FEATURE = 2.0
+KERNEL_ROW_EXTRA = 10.0
+#: a Newton step on the free set (:func:`fast._smo_newton._newton`) is tried only on at most
+#: ``NEWTON_MAX_CUBE^(1/3)`` free variables (its factorisation, about ``r^3 / 6`` multiply-
+#: adds, then takes a fraction of a second: one chunk of work), besides its cost rule
+NEWTON_MAX_CUBE = 1e9
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
@@ -293,46 +337,67 @@ def _step_single(iq, ib, active_size, pidx, f, fbar, QD, UP, LOW, A, S, P, U, Ki
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _reconstruct(st, lo, hi, count, src, stats):
-    """``f_i = fbar_i + sum_{j} K_ij nu^free_j`` for positions ``lo .. hi - 1``, where
-    ``nu^free_j = sum s_t alpha_t`` over the free copies of point ``j`` (all among the
-    first ``lo`` positions): rows of the free points or of the reconstructed ones,
-    whichever are fewer. ``count``: a gradient reconstruction of the shrunk positions
-    (``hi = n_live``), counted in ``stats`` when there is any."""
-    if lo >= hi:
-        return
-    if count:
-        stats[_RECON] += 1
-    pidx, f, fbar, A, S, U = st.point, st.f, st.fbar, st.alpha, st.sign, st.upper
-    k = A.shape[1]
-    for q in range(lo, hi):
-        f[q] = fbar[q]
-    cf = np.empty(lo)
-    nr_free = 0
-    for q in range(lo):
-        acc = 0.0
-        for b in range(k):
-            a = A[q, b]
-            if a > 0.0 and a < U[q, b]:
-                acc += S[q, b] * a
-        cf[q] = acc
-        if acc != 0.0:
-            nr_free += 1
-    if nr_free <= hi - lo:
-        for j in range(lo):
+def _reconstruct(st, ctl, src, stats, work, budget, miss_cost):
+    """``f_i = fbar_i + sum_{j} K_ij nu^free_j`` for positions ``lo .. hi - 1`` (``ctl``'s
+    ``K_R_LO``, ``K_R_HI``), where ``nu^free_j = sum s_t alpha_t`` over the free copies of
+    point ``j`` (all among the first ``lo`` positions): rows of the free points or of the
+    reconstructed ones, whichever are fewer. ``K_R_COUNT``: a gradient reconstruction of the
+    shrunk positions (``hi = n_live``), counted in ``stats`` when there is any.
+
+    Resumable: it stops before a kernel row once ``work`` reaches ``budget`` and the next call
+    continues at that row (``K_R_STAGE`` 0: not started; 1, 2: summing rows of the free
+    points, of the reconstructed ones; ``K_R_POS``: the next row; ``st.cf``: ``nu^free``).
+    Returns ``(done, work)``, ``work`` increased by the rows' work."""
+    lo, hi = ctl[K_R_LO], ctl[K_R_HI]
+    pidx, f, fbar, A, S, U, cf = st.point, st.f, st.fbar, st.alpha, st.sign, st.upper, st.cf
+    if ctl[K_R_STAGE] == 0:
+        if lo >= hi:
+            return True, work
+        if ctl[K_R_COUNT] != 0:
+            stats[_RECON] += 1
+        k = A.shape[1]
+        for q in range(lo, hi):
+            f[q] = fbar[q]
+        nr_free = 0
+        for q in range(lo):
+            acc = 0.0
+            for b in range(k):
+                a = A[q, b]
+                if a > 0.0 and a < U[q, b]:
+                    acc += S[q, b] * a
+            cf[q] = acc
+            if acc != 0.0:
+                nr_free += 1
+        work += hi
+        ctl[K_R_STAGE] = 1 if nr_free <= hi - lo else 2
+        ctl[K_R_POS] = 0 if nr_free <= hi - lo else lo
+    if ctl[K_R_STAGE] == 1:
+        for j in range(ctl[K_R_POS], lo):
             if cf[j] != 0.0:
+                if work >= budget:
+                    ctl[K_R_POS] = j
+                    return False, work
+                misses = stats[ROW_MISS]
                 Kj = _row(pidx[j], src, stats)
                 c = cf[j]
                 for q in range(lo, hi):
                     f[q] += c * Kj[pidx[q]]
+                work += (hi - lo) + (stats[ROW_MISS] - misses) * miss_cost
     else:
-        for q in range(lo, hi):
+        for q in range(ctl[K_R_POS], hi):
+            if work >= budget:
+                ctl[K_R_POS] = q
+                return False, work
+            misses = stats[ROW_MISS]
             Kq = _row(pidx[q], src, stats)
             acc = 0.0
             for j in range(lo):
                 if cf[j] != 0.0:
                     acc += cf[j] * Kq[pidx[j]]
             f[q] += acc
+            work += lo + (stats[ROW_MISS] - misses) * miss_cost
+    ctl[K_R_STAGE] = 0
+    return True, work
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
@@ -497,32 +562,28 @@ def _select(has_eq, active_size, have_up, Gmax, imax, pidx, f, UP, LOW, QD, A, S
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _setup(pt, s, p, u, alpha, QD_pt, src, stats):
-    """The solver's state at a feasible ``alpha``, an :data:`SMOState`: the per-point layout
-    of the caller's variables (``k``, ``n_live``, ``pidx``, ``vid``, ``A``, ``S``, ``P``,
-    ``U``; the ``n_live`` points with a copy of ``u > 0`` first, in increasing point order),
-    ``QD``, ``f = K nu`` and ``fbar = K nu_bar`` (rows of the points with a nonzero
-    coefficient), ``UP`` and ``LOW`` over the point positions.
+def _setup_layout(pt, s, p, u, alpha, QD_pt, st):
+    """The first part of the solver's state at a feasible ``alpha`` (into the arrays of
+    ``st``, an :data:`SMOState`): the per-point layout of the caller's variables (``pidx``,
+    ``vid``, ``A``, ``S``, ``P``, ``U``; the points with a copy of ``u > 0`` first, in
+    increasing point order), ``QD``, and ``nu``, ``nubar`` by point (``Knu``, ``Knubar``
+    zeroed for :func:`_setup_rows`). Returns ``n_live``, the number of those points.
 
     (Every array is allocated by ``np.empty`` with one of three signatures and filled by
     loops: each other allocation signature compiles an implementation of its own on a cold
     start.)"""
     m = QD_pt.shape[0]
     n = pt.shape[0]
+    pidx, vid, A, S, P, U = st.point, st.var, st.alpha, st.sign, st.lin, st.upper
+    k = A.shape[1]
     cnt = np.empty(m, dtype=np.int64)
     live = np.empty(m, dtype=np.int64)          # 1: the point has a copy with u > 0
     for i in range(m):
         cnt[i] = 0
         live[i] = 0
     for t in range(n):
-        cnt[pt[t]] += 1
         if u[t] > 0.0:
             live[pt[t]] = 1
-    k = 1
-    for i in range(m):
-        if cnt[i] > k:
-            k = cnt[i]
-    pidx = np.empty(m, dtype=np.int64)
     pos = np.empty(m, dtype=np.int64)
     n_live = 0
     for i in range(m):
@@ -536,11 +597,6 @@ def _setup(pt, s, p, u, alpha, QD_pt, src, stats):
             pidx[q] = i
             pos[i] = q
             q += 1
-    vid = np.empty((m, k), dtype=np.int64)
-    A = np.empty((m, k))
-    S = np.empty((m, k))
-    P = np.empty((m, k))
-    U = np.empty((m, k))
     for q in range(m):
         for b in range(k):
             vid[q, b] = -1
@@ -548,9 +604,7 @@ def _setup(pt, s, p, u, alpha, QD_pt, src, stats):
             S[q, b] = 1.0
             P[q, b] = 0.0
             U[q, b] = 0.0
-    fill = cnt                                  # (reused: the copies placed so far)
-    for i in range(m):
-        fill[i] = 0
+    fill = cnt                                  # (the copies placed so far)
     for t in range(n):
         q = pos[pt[t]]
         b = fill[q]
@@ -560,14 +614,11 @@ def _setup(pt, s, p, u, alpha, QD_pt, src, stats):
         S[q, b] = s[t]
         P[q, b] = p[t]
         U[q, b] = u[t]
-    QD = np.empty(m)
+    QD = st.kdiag
     for q in range(m):
         QD[q] = QD_pt[pidx[q]]
-    # f = K nu and fbar = K nu_bar (c, cb: nu and nu_bar by point; Kc, Kcb: the products)
-    c = np.empty(m)
-    cb = np.empty(m)
-    Kc = np.empty(m)
-    Kcb = np.empty(m)
+    # nu and nu_bar by point, for f = K nu and fbar = K nu_bar
+    c, cb, Kc, Kcb = st.nu, st.nubar, st.Knu, st.Knubar
     for i in range(m):
         c[i] = 0.0
         cb[i] = 0.0
@@ -581,31 +632,59 @@ def _setup(pt, s, p, u, alpha, QD_pt, src, stats):
                 c[i] += S[q, b] * a
             if U[q, b] > 0.0 and a >= U[q, b]:
                 cb[i] += S[q, b] * U[q, b]
-    for i in range(m):
+    return n_live
+
+
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def _setup_rows(st, start, src, stats, work, budget, miss_cost):
+    """``Knu = K nu`` and ``Knubar = K nu_bar`` from the rows of the points with a nonzero
+    coefficient, from point ``start`` on, in point order; stops before a row once ``work``
+    reaches ``budget``. Returns ``(next point, work)`` (``m``: done)."""
+    c, cb, Kc, Kcb = st.nu, st.nubar, st.Knu, st.Knubar
+    m = c.shape[0]
+    for i in range(start, m):
         if c[i] != 0.0 or cb[i] != 0.0:
+            if work >= budget:
+                return i, work
+            misses = stats[ROW_MISS]
             row = _row(i, src, stats)
             ci, cbi = c[i], cb[i]
             for r in range(m):
                 Kc[r] += ci * row[r]
                 Kcb[r] += cbi * row[r]
-    f = np.empty(m)
-    fbar = np.empty(m)
-    for q in range(m):
+            work += 2 * m + (stats[ROW_MISS] - misses) * miss_cost
+    return m, work
+
+
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def _setup_finish(st):
+    """The rest of the state: ``f``, ``fbar`` by position from ``Knu``, ``Knubar``; ``UP``
+    and ``LOW``."""
+    pidx, f, fbar, Kc, Kcb = st.point, st.f, st.fbar, st.Knu, st.Knubar
+    for q in range(pidx.shape[0]):
         f[q] = Kc[pidx[q]]
         fbar[q] = Kcb[pidx[q]]
-    UP = np.empty(m)
-    LOW = np.empty(m)
-    for q in range(m):
-        _point_bounds(q, A, S, P, U, UP, LOW)
-    return SMOState(k, n_live, pidx, vid, A, S, P, U, QD, f, fbar, UP, LOW)
+        _point_bounds(q, st.alpha, st.sign, st.lin, st.upper, st.up, st.low)
+
+
+def new_state(pt, m):
+    """The arrays of an :data:`SMOState` for the variables on the points ``pt`` of ``m``
+    points (``k``, the largest number of variables on one point, at least 1)."""
+    pt = np.asarray(pt)
+    k = max(1, int(np.bincount(pt, minlength=m).max(initial=0))) if pt.size else 1
+    e1, e2 = (lambda: np.empty(m)), (lambda: np.empty((m, k)))
+    return SMOState(np.empty(m, dtype=np.int64), np.empty((m, k), dtype=np.int64), e2(),
+                    e2(), e2(), e2(), e1(), e1(), e1(), e1(), e1(), e1(), e1(), e1(), e1(),
+                    e1())
 
 
 @njit(cache=True, no_cfunc_wrapper=True)
-def wss_variables(pt, s, p, u, alpha, QD_pt, src, stats):
-    """The working set :func:`smo_solve` picks at ``alpha`` (all variables active), as the
-    caller's variable indices: ``(i, j, m(alpha) - M(alpha))`` (``j = -1``: none)."""
-    st = _setup(pt, s, p, u, alpha, QD_pt, src, stats)
-    iq, ib, jq, jb, viol = _select(np.bool_(True), st.n_live, np.bool_(False), -np.inf,
+def _wss(pt, s, p, u, alpha, QD_pt, src, stats, st):
+    """:func:`wss_variables` on the state arrays ``st`` (:func:`new_state`)."""
+    n_live = _setup_layout(pt, s, p, u, alpha, QD_pt, st)
+    _setup_rows(st, 0, src, stats, 0.0, np.inf, 0.0)
+    _setup_finish(st)
+    iq, ib, jq, jb, viol = _select(np.bool_(True), n_live, np.bool_(False), -np.inf,
                                    np.int64(-1),
                                    st.point, st.f, st.up, st.low, st.kdiag, st.alpha, st.sign,
                                    st.lin, st.upper, src, stats)
@@ -614,89 +693,201 @@ def wss_variables(pt, s, p, u, alpha, QD_pt, src, stats):
     return i, j, viol
 
 
-@njit(cache=True, no_cfunc_wrapper=True)
+def wss_variables(pt, s, p, u, alpha, QD_pt, src, stats):
+    """The working set :func:`smo_solve` picks at ``alpha`` (all variables active), as the
+    caller's variable indices: ``(i, j, m(alpha) - M(alpha))`` (``j = -1``: none)."""
+    st = new_state(pt, QD_pt.shape[0])
+    return _wss(pt, s, p, u, alpha, QD_pt, src, stats, st)
+
+
 def smo_solve(pt_in, s_in, p_in, u_in, QD_pt, alpha_in, has_eq, tol, max_iter, shrinking, src,
               stats, newton=True):
     """Run the SMO in place on ``alpha_in`` (feasible on entry); returns
     ``(n_iter, reached_max_iter, violation, G)`` with the full gradient ``G = Q alpha + p``
     (in the caller's order).
 
-    The variables are regrouped by point (:func:`_setup`; the state is kept per point,
-    see above) and, as in LIBSVM, the points are kept in an order where the active ones
-    come first (shrinking swaps a shrunk point behind the active ones), so that every scan
-    of the working-set selection and every update of ``f`` runs over a contiguous range
+    The variables are regrouped by point (:func:`_setup_layout`; the state is kept per
+    point, see above) and, as in LIBSVM, the points are kept in an order where the active
+    ones come first (shrinking swaps a shrunk point behind the active ones), so that every
+    scan of the working-set selection and every update of ``f`` runs over a contiguous range
     without an index array; points whose variables all have ``u_t = 0`` (pinned at 0) are
-    placed after all others.
+    placed after all others. The compiled solver (:func:`_smo_chunk`) runs in chunks of
+    bounded work (:mod:`fast._chunk`); Ctrl-C is raised between two of them, and
+    ``alpha_in`` is written only when the run is done.
     """
+    m = QD_pt.shape[0]
+    st = new_state(pt_in, m)
+    ctl = np.zeros(N_KCTL, dtype=np.int64)
+    fctl = np.zeros(N_FCTL)
+    G_out = np.empty(alpha_in.shape[0])
+    has_eq, shrinking, newton = np.bool_(has_eq), np.bool_(shrinking), np.bool_(newton)
+    while _smo_chunk(pt_in, s_in, p_in, u_in, QD_pt, alpha_in, has_eq, float(tol),
+                     int(max_iter), shrinking, src, stats, newton, st, ctl, fctl, G_out,
+                     _chunk.budget()) == PAUSED:
+        pass                          # (between two calls: where Ctrl-C is raised)
+    return int(ctl[K_IT]), bool(ctl[K_HIT]), float(fctl[F_VIOL]), G_out
+
+
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def _start_recon(ctl, lo, hi, count, nxt):
+    """Schedule a gradient reconstruction of positions ``lo .. hi - 1`` (:func:`_reconstruct`;
+    ``count`` 1: counted in the statistics), followed by ``nxt`` (:data:`N_SAFE` ...)."""
+    ctl[K_R_STAGE] = 0
+    ctl[K_R_LO] = lo
+    ctl[K_R_HI] = hi
+    ctl[K_R_COUNT] = count
+    ctl[K_NEXT] = nxt
+    ctl[K_PC] = PC_RECON
+
+
+@njit(cache=True, no_cfunc_wrapper=True)
+def _smo_chunk(pt_in, s_in, p_in, u_in, QD_pt, alpha_in, has_eq, tol, max_iter, shrinking, src,
+               stats, newton, st, ctl, fctl, G_out, budget):
+    """The SMO of :func:`smo_solve` for about ``budget`` work units (:mod:`fast._chunk`):
+    returns :data:`fast._chunk.PAUSED` while it is not done, 0 when it is (``alpha_in``,
+    ``G_out`` and ``ctl[K_IT]``, ``ctl[K_HIT]``, ``fctl[F_VIOL]`` then hold the result).
+    ``st`` (:func:`new_state`), ``ctl`` and ``fctl`` (zeros on the first call) carry the run
+    from one call to the next, which resumes exactly where the last one stopped: at the top
+    of an iteration, in the setup's sum of kernel rows, or in a gradient reconstruction
+    (:func:`_reconstruct`); a Newton step or a shrinking round is never cut."""
     n = alpha_in.shape[0]
     m = QD_pt.shape[0]
-    st = _setup(pt_in, s_in, p_in, u_in, alpha_in, QD_pt, src, stats)   # (see SMOState)
-    n_live, pidx, A, S, P, U = st.n_live, st.point, st.alpha, st.sign, st.lin, st.upper
+    pidx, A, S, P, U = st.point, st.alpha, st.sign, st.lin, st.upper
     QD, f, fbar, UP, LOW = st.kdiag, st.f, st.fbar, st.up, st.low
-    n_var = 0
-    for t in range(n):
-        if u_in[t] > 0.0:
-            n_var += 1
-    active_size = n_live
-    it = 0
-    # the first shrinking comes after a quarter of LIBSVM's period (then every min(n, 1000)):
-    # the first iterations otherwise scan every variable (SVMm m = 1,000: same iterations,
-    # less time; the final unshrink-and-recheck keeps the stop exact)
-    shrink_every = n if n < 1000 else 1000      # min(n, 1000) (no builtin min, max here:
-    counter = shrink_every // 4 + 1             # each compiles a function of its own)
+    miss_cost = m * (KERNEL_ROW_PER_FEATURE * src.X.shape[1] + KERNEL_ROW_EXTRA)
     unshrink = np.bool_(False)    # typed, not literal (one specialisation of the callees)
     yes = np.bool_(True)          # (the same for the pair steps' _select: not Literal[True])
-    hit_max = False
-    since_full = 0
-    period = 100 * n_var if 100 * n_var > 10_000 else 10_000    # max(100 n_var, 10^4)
-    have_up = np.bool_(False)     # (Gmax, imax) of _select's scan known from the last step
-    stable = 0                    # steps since the free set last changed
-    wait = NEWTON_WAIT
-    Gmax, imax = -np.inf, np.int64(-1)
+    work = 0.0
+    if ctl[K_PC] == PC_SETUP:
+        ctl[K_NLIVE] = _setup_layout(pt_in, s_in, p_in, u_in, alpha_in, QD_pt, st)
+        work += n + m * A.shape[1]
+        ctl[K_CURSOR] = 0
+        ctl[K_PC] = PC_SETUP_ROWS
+    if ctl[K_PC] == PC_SETUP_ROWS:
+        nxt, work = _setup_rows(st, ctl[K_CURSOR], src, stats, work, budget, miss_cost)
+        if nxt < m:
+            ctl[K_CURSOR] = nxt
+            return PAUSED
+        _setup_finish(st)
+        n_var = 0
+        for t in range(n):
+            if u_in[t] > 0.0:
+                n_var += 1
+        # the first shrinking comes after a quarter of LIBSVM's period (then every
+        # min(n, 1000)): the first iterations otherwise scan every variable (SVMm m = 1,000:
+        # same iterations, less time; the final unshrink-and-recheck keeps the stop exact)
+        shrink_every = n if n < 1000 else 1000      # min(n, 1000) (no builtin min, max here:
+        ctl[K_SHRINK_EVERY] = shrink_every          # each compiles a function of its own)
+        ctl[K_COUNTER] = shrink_every // 4 + 1
+        ctl[K_PERIOD] = 100 * n_var if 100 * n_var > 10_000 else 10_000   # max(100 n_var, 10^4)
+        ctl[K_ACTIVE] = ctl[K_NLIVE]
+        ctl[K_WAIT] = NEWTON_WAIT
+        ctl[K_IMAX] = -1
+        fctl[F_GMAX] = -np.inf
+        ctl[K_PC] = PC_RUN
+    n_live = ctl[K_NLIVE]
+    shrink_every = ctl[K_SHRINK_EVERY]
+    period = ctl[K_PERIOD]
+    it = ctl[K_IT]
+    counter = ctl[K_COUNTER]
+    if ctl[K_UNSHRINK] != 0:
+        unshrink = yes
+    since_full = ctl[K_SINCE_FULL]
+    active_size = ctl[K_ACTIVE]
+    have_up = np.bool_(ctl[K_HAVE_UP] != 0)   # (Gmax, imax) of _select's scan known
+    stable = ctl[K_STABLE]                    # steps since the free set last changed
+    wait = ctl[K_WAIT]
+    hit_max = ctl[K_HIT] != 0
+    Gmax, imax = fctl[F_GMAX], np.int64(ctl[K_IMAX])
+    go = G_TOP
+    misses = stats[ROW_MISS]
     while True:
-        if it >= max_iter:
-            hit_max = True
-            break
-        if shrinking:
-            counter -= 1
-            if counter == 0:
-                counter = shrink_every
-                since_full += shrink_every
-                if since_full >= period and active_size < n_live:
-                    # safeguard (not in LIBSVM): a long run on the shrunk set may be stuck
-                    # on a problem whose shrunk variables violate; bring them all back.
-                    _reconstruct(st, active_size, n_live, yes, src, stats)
-                    active_size = n_live
-                    since_full = 0
-                active_size, unshrink, again = _do_shrinking(st, has_eq, active_size, unshrink,
-                                                             tol, stats)
-                if again:
-                    # LIBSVM's unshrink, once: every live point active, then shrink again
-                    _reconstruct(st, active_size, n_live, yes, src, stats)
-                    active_size, unshrink, again = _do_shrinking(st, has_eq, n_live, yes, tol,
-                                                                 stats)
-                have_up = False
-        iq, ib, jq, jb, viol = _select(has_eq, active_size, have_up, Gmax, imax, pidx, f, UP,
-                                       LOW, QD, A, S, P, U, src, stats)
-        if viol <= tol or jq < 0:
-            if active_size < n_live:
-                _reconstruct(st, active_size, n_live, yes, src, stats)
-                active_size = n_live
-                iq, ib, jq, jb, viol = _select(has_eq, active_size, np.bool_(False), Gmax,
-                                               imax, pidx, f, UP, LOW, QD, A, S, P, U, src,
-                                               stats)
-                if viol <= tol or jq < 0:
-                    break
-                stats[_RESUME] += 1          # a shrunk variable violates: resume on all
-                counter = 1
-            else:
+        if ctl[K_PC] == PC_RECON:
+            done, work = _reconstruct(st, ctl, src, stats, work, budget, miss_cost)
+            if not done:
                 break
+            nxt = ctl[K_NEXT]
+            ctl[K_PC] = PC_RUN
+            if nxt == N_SAFE:
+                active_size = n_live
+                since_full = 0
+                go = G_SHRINK
+            elif nxt == N_AGAIN:
+                active_size, unshrink, again = _do_shrinking(st, has_eq, n_live, yes, tol,
+                                                             stats)
+                have_up = False
+                go = G_SELECT
+            elif nxt == N_CONV:
+                active_size = n_live
+                go = G_CONV
+            elif nxt == N_FINAL1:
+                # f at the points whose copies are all pinned (u = 0), which the steps do not
+                # maintain
+                _start_recon(ctl, n_live, m, 0, N_FINAL2)
+                continue
+            else:
+                _finish(st, n_live, has_eq, u_in, alpha_in, G_out, fctl)
+                ctl[K_IT] = it
+                ctl[K_HIT] = 1 if hit_max else 0
+                return 0
+        if go == G_TOP:
+            if work >= budget:
+                break
+            if it >= max_iter:
+                hit_max = True
+                # f at every point: the shrunk ones first
+                _start_recon(ctl, active_size, n_live, 1, N_FINAL1)
+                continue
+            go = G_SELECT
+            if shrinking:
+                counter -= 1
+                if counter == 0:
+                    counter = shrink_every
+                    since_full += shrink_every
+                    go = G_SHRINK
+                    if since_full >= period and active_size < n_live:
+                        # safeguard (not in LIBSVM): a long run on the shrunk set may be stuck
+                        # on a problem whose shrunk variables violate; bring them all back.
+                        _start_recon(ctl, active_size, n_live, 1, N_SAFE)
+                        continue
+        if go == G_SHRINK:
+            active_size, unshrink, again = _do_shrinking(st, has_eq, active_size, unshrink,
+                                                         tol, stats)
+            have_up = False
+            go = G_SELECT
+            if again:
+                # LIBSVM's unshrink, once: every live point active, then shrink again
+                _start_recon(ctl, active_size, n_live, 1, N_AGAIN)
+                continue
+        misses = stats[ROW_MISS]
+        if go == G_CONV:
+            iq, ib, jq, jb, viol = _select(has_eq, active_size, np.bool_(False), Gmax, imax,
+                                           pidx, f, UP, LOW, QD, A, S, P, U, src, stats)
+            if viol <= tol or jq < 0:
+                _start_recon(ctl, active_size, n_live, 1, N_FINAL1)
+                continue
+            stats[_RESUME] += 1          # a shrunk variable violates: resume on all
+            counter = 1
+        else:
+            iq, ib, jq, jb, viol = _select(has_eq, active_size, have_up, Gmax, imax, pidx, f,
+                                           UP, LOW, QD, A, S, P, U, src, stats)
+            if viol <= tol or jq < 0:
+                # (a NaN violation is not a stop: it is caught at the stop on all points)
+                _start_recon(ctl, active_size, n_live, 1,
+                             N_CONV if active_size < n_live else N_FINAL1)
+                continue
+        go = G_TOP
+        work += ITER_COST + ITER_POINT_COST * active_size
         if newton and stable >= wait:
             # the free set has not changed for a while: a Newton step on it (beyond LIBSVM)
             stable = 0
             # (its cost, at most that of the last NEWTON_COST * wait steps)
-            if _newton(st, active_size, has_eq, src, stats,
-                       NEWTON_COST * float(wait) * active_size):
+            cap = NEWTON_COST * float(wait) * active_size
+            applied, r = _newton(st, active_size, has_eq, src, stats,
+                                 cap if cap < NEWTON_MAX_CUBE else NEWTON_MAX_CUBE)
+            work += float(r) ** 3 / 3.0 + float(r) * active_size + (
+                stats[ROW_MISS] - misses) * miss_cost
+            if applied:
                 have_up = False
                 wait = NEWTON_WAIT
                 continue
@@ -726,26 +917,41 @@ def smo_solve(pt_in, s_in, p_in, u_in, QD_pt, alpha_in, has_eq, tol, max_iter, s
             stable += 1
         else:
             stable = 0
-    # f at every point: the shrunk ones, and those whose copies are all pinned (u = 0),
-    # which the steps do not maintain
-    _reconstruct(st, active_size, n_live, yes, src, stats)
-    _reconstruct(st, n_live, m, np.bool_(False), src, stats)
-    # the maximal KKT violation over all the live points
+        work += (stats[ROW_MISS] - misses) * miss_cost
+    # paused (the budget is spent): the run's scalars for the next call
+    ctl[K_IT] = it
+    ctl[K_COUNTER] = counter
+    ctl[K_UNSHRINK] = 1 if unshrink else 0
+    ctl[K_SINCE_FULL] = since_full
+    ctl[K_ACTIVE] = active_size
+    ctl[K_HAVE_UP] = 1 if have_up else 0
+    ctl[K_STABLE] = stable
+    ctl[K_WAIT] = wait
+    ctl[K_IMAX] = imax
+    ctl[K_HIT] = 1 if hit_max else 0
+    fctl[F_GMAX] = Gmax
+    return PAUSED
+
+
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def _finish(st, n_live, has_eq, u_in, alpha_in, G_out, fctl):
+    """The end of a run (``f`` known at every point): the maximal KKT violation over all the
+    live points into ``fctl[F_VIOL]``, ``alpha`` and the full gradient in the caller's order."""
+    A, S, P, U, f = st.alpha, st.sign, st.lin, st.upper, st.f
     if has_eq:
-        g1, g2 = _violations(n_live, f, UP, LOW)
+        g1, g2 = _violations(n_live, f, st.up, st.low)
         viol = g1 + g2
         if not viol > 0.0:
             viol = 0.0
     else:
-        viol = _select_single(n_live, f, A, S, P, U, QD)[2]
-    G_out = np.empty(n)
-    for q in range(m):
-        for b in range(st.n_copy):
+        viol = _select_single(n_live, f, A, S, P, U, st.kdiag)[2]
+    fctl[F_VIOL] = viol
+    for q in range(A.shape[0]):
+        for b in range(A.shape[1]):
             t = st.var[q, b]
             if t >= 0:
                 alpha_in[t] = A[q, b]
                 G_out[t] = P[q, b] + S[q, b] * f[q]
-    return it, hit_max, viol, G_out
 
 
 @njit(cache=True, no_cfunc_wrapper=True)

@@ -99,8 +99,8 @@ def _chol_solve(L, n, x):
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _newton(st, active_size, has_eq, src, stats, budget):
-    """Newton step on the free set, the equality kept (beyond LIBSVM): returns True if
-    applied.
+    """Newton step on the free set, the equality kept (beyond LIBSVM): returns ``(applied,
+    r)``, ``r`` the number of free variables it worked on (0 when it did not start).
 
     The free variables (at most one per point, else nothing is done) are moved to the
     minimiser of the dual on their face, ``K_FF dnu + b e = -s_t p_t - f_F`` with
@@ -128,13 +128,13 @@ def _newton(st, active_size, has_eq, src, stats, budget):
                 nf += 1
                 bb = b
         if nf > 1:
-            return False
+            return False, 0
         if nf == 1:
             fq[r] = q
             fb[r] = bb
             r += 1
     if r == 0 or float(r) ** 3 > budget:
-        return False
+        return False, 0
     Kff = np.empty((r, r))
     for a in range(r):
         row = _row(pidx[fq[a]], src, stats)
@@ -214,7 +214,7 @@ def _newton(st, active_size, has_eq, src, stats, budget):
     for a in range(r):
         change += dnu[a] * (f[fq[a]] - tgt[a] + 0.5 * (g[a] - f[fq[a]]))
     if not change < 0.0:
-        return False
+        return False, r
     for a in range(r):
         q, b = fq[a], fb[a]
         ua = U[q, b]
@@ -234,4 +234,4 @@ def _newton(st, active_size, has_eq, src, stats, budget):
             _update_fbar(a0[a] >= ua, new >= ua, sg[a] * ua, row, pidx, fbar)
         _point_bounds(q, A, S, P, U, UP, LOW)
     stats[_POLISH] += 1
-    return True
+    return True, r
