@@ -57,12 +57,22 @@ tolerance asked may lie below what floating point resolves). For ODM the multipl
 determined by ``w`` (eq. 14) make the certificate's stationarity residual exactly ``||g||``
 and its duality gap ``||g||^2 / 2``, so the default ``tol = 1e-9`` certifies at ``1e-6``
 with a wide margin (when the data are scaled; see ``tests/test_fast_path.py`` for x 1e3).
+An objective or gradient that is not finite (overflow) stops the run (``stop = "not
+finite"``), never a point that looks converged.
+
+The compiled loop (:func:`_tron`) runs in chunks of bounded work (:mod:`fast._chunk`),
+resuming at the top of a Newton iteration, between two CG steps, or before the rest of an
+iteration, so that Ctrl-C stops a long solve.
 """
 from __future__ import annotations
+
+from collections import namedtuple
 
 import numpy as np
 from numba import njit
 
+from . import _chunk
+from ._chunk import PAUSED
 from ._rows import row_arrays, row_dot
 
 LOSS_ODM = 0
@@ -137,7 +147,8 @@ def minimize(data, kind, params, w0=None, tol=DEFAULT_TOL, max_iter=DEFAULT_MAX_
     Returns ``(w, gamma, info)``: the point, its margins ``y * (X w)`` and a dict with
     ``n_iter`` (Newton iterations), ``cg_iter`` (total CG iterations, i.e. Hessian-vector
     products), ``f``, ``grad_norm``, ``converged``, ``stop`` (``"tol"``, ``"max_iter"``,
-    ``"stalled"``: the trust region collapsed or the reduction fell below rounding) and
+    ``"stalled"``: the trust region collapsed or the reduction fell below rounding, ``"not
+    finite"``: the objective or the gradient overflowed) and
     ``hessian_rows`` (rows added to or removed from the formed Hessian) and ``grad_floor``
     (the gradient's rounding floor at the last stop test that needed it, else NaN).
     """
@@ -158,10 +169,14 @@ def minimize(data, kind, params, w0=None, tol=DEFAULT_TOL, max_iter=DEFAULT_MAX_
                            f"expected ({d}, {d}), ({data.m},)")
     if not params[0] > 0.0:
         raise ValueError(f"the loss weight params[0] must be > 0; got {params[0]!r}")
-    _tron(data.mode, data.Xd, data.indptr, data.indices, data.data, data.y, w, gamma,
-          int(kind), params, float(tol), int(max_iter), int(max_cg), stats, dense_max,
-          G, pat, bool(have), data.rn, bool(confirm))
-    stop = {0: "tol", 1: "max_iter", 2: "stalled"}[int(stats[4])]
+    st = new_state(data.m, d, data.mode == 0 and d <= dense_max)
+    ctl, fctl = np.zeros(N_TCTL, dtype=np.int64), np.zeros(N_TFCTL)
+    while _tron(data.mode, data.Xd, data.indptr, data.indices, data.data, data.y, w, gamma,
+                int(kind), params, float(tol), int(max_iter), int(max_cg), stats, dense_max,
+                G, pat, bool(have), data.rn, bool(confirm), st, ctl, fctl,
+                _chunk.budget()) == PAUSED:
+        pass                          # (between two calls: where Ctrl-C is raised)
+    stop = {0: "tol", 1: "max_iter", 2: "stalled", 3: "not finite"}[int(stats[4])]
     info = {"n_iter": int(stats[0]), "cg_iter": int(stats[1]), "f": float(stats[2]),
             "grad_norm": float(stats[3]), "stop": stop, "converged": bool(stats[5] > 0),
             "grad_floor": float(stats[6]), "hessian_rows": int(stats[7])}
@@ -472,26 +487,37 @@ def _mdot(a, M, b):
 
 
 @njit(cache=True)
-def _trcg(mode, Xd, indptr, indices, data, dd, act, n_act, M, delta, g, cg_tol, max_cg,
-          s, r, z, dvec, Hd, dense, Hm):
-    """Preconditioned Steihaug CG for ``H s = -g`` in ``||s||_M <= delta``.
-
-    ``dense``: the Hessian-vector products use the formed ``Hm`` (``O(d^2)`` each) instead of
-    the rows (``O(nnz(X_S))``). Returns ``(cg iterations, reached the boundary)``; ``r`` ends
-    as ``-g - H s``."""
-    n = g.shape[0]
-    for t in range(n):
+def _trcg_start(g, M, s, r, z, dvec):
+    """The start of the preconditioned Steihaug CG of :func:`_trcg` (``s = 0``, ``r = -g``);
+    returns ``z^T r``."""
+    for t in range(g.shape[0]):
         s[t] = 0.0
         r[t] = -g[t]
         z[t] = r[t] / M[t]
         dvec[t] = z[t]
-    zTr = _dot(z, r)
-    it = 0
+    return _dot(z, r)
+
+
+@njit(cache=True)
+def _trcg(mode, Xd, indptr, indices, data, dd, act, n_act, M, delta, g, cg_tol, max_cg,
+          s, r, z, dvec, Hd, dense, Hm, it, zTr, work, budget, step_cost):
+    """Preconditioned Steihaug CG for ``H s = -g`` in ``||s||_M <= delta``, from its state
+    after ``it`` steps (:func:`_trcg_start` for ``it = 0``: ``s``, ``r``, ``z``, ``dvec`` and
+    ``zTr = z^T r``), until it ends or ``work`` (increased by ``step_cost`` per step) reaches
+    ``budget``.
+
+    ``dense``: the Hessian-vector products use the formed ``Hm`` (``O(d^2)`` each) instead of
+    the rows (``O(nnz(X_S))``). Returns ``(done, cg iterations, zTr, work)``; ``r`` ends as
+    ``-g - H s``."""
+    n = g.shape[0]
     while it < max_cg:
         rnorm = np.sqrt(_dot(r, r))
         if rnorm <= cg_tol:
             break
+        if work >= budget:
+            return False, it, zTr, work
         it += 1
+        work += step_cost
         if dense:
             _hv_dense(Hm, dvec, Hd)
         else:
@@ -521,7 +547,7 @@ def _trcg(mode, Xd, indptr, indices, data, dd, act, n_act, M, delta, g, cg_tol, 
             for t in range(n):
                 s[t] += tau * dvec[t]
                 r[t] -= tau * Hd[t]
-            return it, True
+            return True, it, zTr, work
         for t in range(n):
             s[t] += alpha * dvec[t]
             r[t] -= alpha * Hd[t]
@@ -532,67 +558,156 @@ def _trcg(mode, Xd, indptr, indices, data, dd, act, n_act, M, delta, g, cg_tol, 
         for t in range(n):
             dvec[t] = z[t] + beta * dvec[t]
         zTr = zTr_new
-    return it, False
+    return True, it, zTr, work
+
+
+#: TRON's state between two calls of :func:`_tron` (arrays allocated by :func:`new_state`):
+#: the margins ``z = X w`` and ``X s``, the rows' loss terms at the point and at the trial
+#: point (``coef``, ``dd``, the active rows ``act``; swapped when a step is accepted), the
+#: gradient, CG's vectors (``s``, ``r``, ``zz``, ``dvec``, ``Hd``), the preconditioner ``M``,
+#: the trial point, ``gabs`` (:func:`_gabs_norm`), the formed Hessian ``Hm`` and the rows
+#: whose curvature changed (:func:`_curv_sync`; both (1, 1) and (1,) off the formed path)
+TronState = namedtuple("TronState", "z xs coef dd act coef_t dd_t act_t g s r zz dvec Hd M w_new "
+                                    "gabs Hm changed")
+#: slots of ``ctl`` (int64): the phase (:data:`P_INIT` ...), Newton iterations, CG
+#: iterations in all and in the current solve, active rows, the stop code, whether it
+#: converged, Hessian rows touched, whether the loss arrays are swapped
+(T_PHASE, T_IT, T_CG_TOTAL, T_CG_IT, T_NACT, T_STOP, T_CONV, T_TOUCHED, T_SWAP) = range(9)
+N_TCTL = 9
+#: slots of ``fctl`` (float64): ``f``, the bound on ``||gabs||``, ``||g||``, ``||w||``, the
+#: trust radius, the gradient's rounding floor, CG's ``z^T r`` and its tolerance, and the
+#: work of one CG step
+(T_F, T_GUB, T_GNORM, T_WNORM, T_DELTA, T_FLOOR, T_ZTR, T_CGTOL, T_STEPCOST) = range(9)
+N_TFCTL = 9
+#: phases: the start, the top of a Newton iteration, its CG, the rest of it
+P_INIT, P_NEWTON, P_CG, P_POST = 0, 1, 2, 3
+#: work units (:mod:`fast._chunk`) of an entry of the rows read in a pass (dense, CSR), of
+#: a row in a pass over the rows, and of an entry of the formed Hessian
+DENSE_ENTRY_COST = 1.0
+CSR_ENTRY_COST = 3.0
+ROW_COST = 5.0
+
+
+def new_state(m, d, dense):
+    """The arrays of a :data:`TronState` for ``m`` rows and ``d`` features (``dense``: with
+    the formed Hessian)."""
+    e = np.empty
+    return TronState(e(m), e(m), e(m), e(m), e(m, dtype=np.int64), e(m), e(m),
+                     e(m, dtype=np.int64), e(d), e(d), e(d), e(d), e(d), e(d), e(d), e(d),
+                     e(d), e((d, d) if dense else (1, 1)),
+                     e(m if dense else 1, dtype=np.int64))
+
+
+@njit(cache=True)
+def _pass_cost(mode, Xd, indptr, act, n_act, all_rows):
+    """The work units of a pass over the rows (all, or the ``n_act`` active ones)."""
+    m = indptr.shape[0] - 1 if mode == 1 else Xd.shape[0]
+    if mode == 0:
+        n = m if all_rows else n_act
+        return n * (ROW_COST + DENSE_ENTRY_COST * Xd.shape[1])
+    if all_rows:
+        return m * ROW_COST + CSR_ENTRY_COST * indptr[m]
+    nnz = 0
+    for a in range(n_act):
+        nnz += indptr[act[a] + 1] - indptr[act[a]]
+    return n_act * ROW_COST + CSR_ENTRY_COST * nnz
 
 
 @njit(cache=True)
 def _tron(mode, Xd, indptr, indices, data, y, w, gamma, kind, params, tol, max_iter, max_cg,
-          stats, dense_max, G, pat, have_state, rn, confirm):
+          stats, dense_max, G, pat, have_state, rn, confirm, st, ctl, fctl, budget):
+    """TRON (module docstring) for about ``budget`` work units (:mod:`fast._chunk`): returns
+    :data:`fast._chunk.PAUSED` while not done, 0 when done (``w``, ``gamma`` and ``stats``
+    then hold the result). ``st`` (:func:`new_state`), ``ctl`` and ``fctl`` (zeros on the
+    first call) carry the run between calls, which resume where the last one stopped: at the
+    top of a Newton iteration, inside its CG (between two Hessian products), or before the
+    rest of the iteration."""
     m = y.shape[0]
     d = w.shape[0]
-    z = np.empty(m)
-    xs = np.empty(m)
-    coef = np.empty(m)
-    dd = np.empty(m)
-    act = np.empty(m, dtype=np.int64)
-    coef_t = np.empty(m)             # the trial point's rows (swapped in when accepted)
-    dd_t = np.empty(m)
-    act_t = np.empty(m, dtype=np.int64)
-    g = np.empty(d)
-    s = np.empty(d)
-    r = np.empty(d)
-    zz = np.empty(d)
-    dvec = np.empty(d)
-    Hd = np.empty(d)
-    M = np.empty(d)
-    w_new = np.empty(d)
-    gabs = np.empty(d)
+    z, xs, g, s, r, zz = st.z, st.xs, st.g, st.s, st.r, st.zz
+    dvec, Hd, M, w_new, gabs, Hm, changed = st.dvec, st.Hd, st.M, st.w_new, st.gabs, st.Hm, \
+        st.changed
+    # the rows' loss terms at the point and at the trial point (swapped when a step is taken)
+    if ctl[T_SWAP] == 0:
+        coef, dd, act, coef_t, dd_t, act_t = st.coef, st.dd, st.act, st.coef_t, st.dd_t, st.act_t
+    else:
+        coef, dd, act, coef_t, dd_t, act_t = st.coef_t, st.dd_t, st.act_t, st.coef, st.dd, st.act
     # small dense d: the Hessian is formed once and updated by the rows whose curvature
     # changes, so that a CG step costs O(d^2) instead of O(nnz(X_S))
     # (``G`` and ``pat`` carry it from one call to the next: see :class:`Data`)
     dense = mode == 0 and d <= dense_max
-    Hm = np.empty((d, d) if dense else (1, 1))
-    changed = np.empty(m if dense else 1, dtype=np.int64)
     scale = params[0]                  # dd = scale * pat, pat in {2, 2 mu, 0}
-    touched = 0
-
-    _xv(mode, Xd, indptr, indices, data, w, z)
-    f, n_act, gub = _eval(mode, Xd, indptr, indices, data, y, w, z, kind, params, coef, dd,
-                          act, g, rn)
-    gnorm = np.sqrt(_dot(g, g))
-    wnorm = np.sqrt(_dot(w, w))
-    if dense:
-        touched += _curv_sync(Xd, dd, scale, act, n_act, G, pat, have_state, changed)
-        _hess_from(G, scale, Hm)
-        _precond_dense(Hm, M)
-    else:
-        _precond(mode, Xd, indptr, indices, data, dd, act, n_act, M)
-    delta = np.sqrt(_mdot(g, 1.0 / M, g))          # ||g||_{M^-1}
-    it = 0
-    cg_total = 0
-    stop = 1
-    converged, floor = _stops(mode, Xd, indptr, indices, data, w, coef, gabs, gnorm, wnorm,
-                              tol, gub)
-    if converged:
-        stop = 0
-    while not converged and it < max_iter:
-        it += 1
-        eta = min(0.1, np.sqrt(gnorm / (1.0 + wnorm)))
-        if dense:
-            eta = 1e-3 * eta        # a CG step costs O(d^2): solve the Newton system closely
-        ncg, _ = _trcg(mode, Xd, indptr, indices, data, dd, act, n_act, M, delta, g,
-                       eta * gnorm, max_cg, s, r, zz, dvec, Hd, dense, Hm)
-        cg_total += ncg
+    full_pass = _pass_cost(mode, Xd, indptr, act, 0, True)
+    phase = ctl[T_PHASE]
+    it = ctl[T_IT]
+    cg_total = ctl[T_CG_TOTAL]
+    n_act = ctl[T_NACT]
+    stop = ctl[T_STOP]
+    converged = ctl[T_CONV] != 0
+    touched = ctl[T_TOUCHED]
+    f, gub, gnorm, wnorm = fctl[T_F], fctl[T_GUB], fctl[T_GNORM], fctl[T_WNORM]
+    delta, floor = fctl[T_DELTA], fctl[T_FLOOR]
+    work = 0.0
+    paused = False
+    while True:
+        if phase == P_INIT:
+            _xv(mode, Xd, indptr, indices, data, w, z)
+            f, n_act, gub = _eval(mode, Xd, indptr, indices, data, y, w, z, kind, params, coef,
+                                  dd, act, g, rn)
+            gnorm = np.sqrt(_dot(g, g))
+            wnorm = np.sqrt(_dot(w, w))
+            work += 3.0 * full_pass
+            if dense:
+                touched += _curv_sync(Xd, dd, scale, act, n_act, G, pat, have_state, changed)
+                _hess_from(G, scale, Hm)
+                _precond_dense(Hm, M)
+            else:
+                _precond(mode, Xd, indptr, indices, data, dd, act, n_act, M)
+            delta = np.sqrt(_mdot(g, 1.0 / M, g))          # ||g||_{M^-1}
+            it = 0
+            cg_total = 0
+            stop = 1
+            converged, floor = _stops(mode, Xd, indptr, indices, data, w, coef, gabs, gnorm,
+                                      wnorm, tol, gub)
+            if converged:
+                stop = 0
+            elif not (abs(f) < np.inf and gnorm < np.inf):
+                stop = 3                   # not finite (overflow): no step from here
+                break
+            phase = P_NEWTON
+        if phase == P_NEWTON:
+            if converged or it >= max_iter:
+                break
+            if work >= budget:
+                paused = True
+                break
+            it += 1
+            eta = min(0.1, np.sqrt(gnorm / (1.0 + wnorm)))
+            if dense:
+                eta = 1e-3 * eta    # a CG step costs O(d^2): solve the Newton system closely
+            fctl[T_CGTOL] = eta * gnorm
+            fctl[T_ZTR] = _trcg_start(g, M, s, r, zz, dvec)
+            fctl[T_STEPCOST] = d * d if dense else _pass_cost(mode, Xd, indptr, act, n_act,
+                                                              False) * 2.0 + 4.0 * d
+            ctl[T_CG_IT] = 0
+            phase = P_CG
+        if phase == P_CG:
+            done, ncg, zTr, work = _trcg(
+                mode, Xd, indptr, indices, data, dd, act, n_act, M, delta, g, fctl[T_CGTOL],
+                max_cg, s, r, zz, dvec, Hd, dense, Hm, ctl[T_CG_IT], fctl[T_ZTR], work, budget,
+                fctl[T_STEPCOST])
+            ctl[T_CG_IT] = ncg
+            fctl[T_ZTR] = zTr
+            if not done:
+                paused = True
+                break
+            cg_total += ncg
+            phase = P_POST
+            if work >= budget:
+                paused = True
+                break
+        # phase == P_POST: the rest of the Newton iteration
+        work += 3.0 * full_pass
         for t in range(d):
             w_new[t] = w[t] + s[t]
         _xv(mode, Xd, indptr, indices, data, s, xs)
@@ -616,6 +731,7 @@ def _tron(mode, Xd, indptr, indices, data, y, w, gamma, kind, params, tol, max_i
             delta = max(_SIGMA1 * delta, min(alpha * snorm, _SIGMA3 * delta))
         else:
             delta = max(delta, min(alpha * snorm, _SIGMA3 * delta))
+        phase = P_NEWTON
         if actred > _ETA0 * prered or (actred >= 0.0 and prered <= 0.0):
             for t in range(d):
                 w[t] = w_new[t]
@@ -627,6 +743,7 @@ def _tron(mode, Xd, indptr, indices, data, y, w, gamma, kind, params, tol, max_i
             coef, coef_t = coef_t, coef
             dd, dd_t = dd_t, dd
             act, act_t = act_t, act
+            ctl[T_SWAP] = 1 - ctl[T_SWAP]
             f, n_act, gub = f_t, n_act_t, gub_t
             _grad(mode, Xd, indptr, indices, data, w, coef, g)
             gnorm = np.sqrt(_dot(g, g))
@@ -637,6 +754,7 @@ def _tron(mode, Xd, indptr, indices, data, y, w, gamma, kind, params, tol, max_i
                 f, n_act, gub = _eval(mode, Xd, indptr, indices, data, y, w, z, kind,
                                       params, coef, dd, act, g, rn)
                 gnorm = np.sqrt(_dot(g, g))
+                work += 2.0 * full_pass
             if dense:
                 touched += _curv_sync(Xd, dd, scale, act, n_act, G, pat, True, changed)
                 _hess_from(G, scale, Hm)
@@ -648,6 +766,9 @@ def _tron(mode, Xd, indptr, indices, data, y, w, gamma, kind, params, tol, max_i
             if converged:
                 stop = 0
                 break
+        if not (abs(f) < np.inf and gnorm < np.inf):
+            stop = 3                       # not finite (overflow, or NaN from it): stop
+            break
         if f < -1.0e32:
             stop = 2
             break
@@ -657,7 +778,19 @@ def _tron(mode, Xd, indptr, indices, data, y, w, gamma, kind, params, tol, max_i
         if np.sqrt(_dot(s, s)) <= 1e-15 * (1.0 + wnorm) or delta <= 1e-300:
             stop = 2                       # steps below the rounding of w: no progress left
             break
-    if not converged and it >= max_iter:
+    if paused:
+        # the run's scalars for the next call
+        ctl[T_PHASE] = phase
+        ctl[T_IT] = it
+        ctl[T_CG_TOTAL] = cg_total
+        ctl[T_NACT] = n_act
+        ctl[T_STOP] = stop
+        ctl[T_CONV] = 1 if converged else 0
+        ctl[T_TOUCHED] = touched
+        fctl[T_F], fctl[T_GUB], fctl[T_GNORM], fctl[T_WNORM] = f, gub, gnorm, wnorm
+        fctl[T_DELTA], fctl[T_FLOOR] = delta, floor
+        return PAUSED
+    if not converged and stop != 3 and it >= max_iter:
         stop = 1
     for i in range(m):
         gamma[i] = y[i] * z[i]
@@ -669,3 +802,4 @@ def _tron(mode, Xd, indptr, indices, data, y, w, gamma, kind, params, tol, max_i
     stats[5] = 1.0 if converged else 0.0
     stats[6] = floor
     stats[7] = touched
+    return 0

@@ -47,8 +47,9 @@ from numba import njit
 
 from refmodels.solution import Solution
 
-from . import _common, _dcd, _sgd
+from . import _chunk, _common, _dcd, _sgd
 from . import _kernels as _K
+from ._chunk import PAUSED
 from ._tron import LOSS_ODM
 from ._tron import _tron as _tron_kernel
 
@@ -265,6 +266,14 @@ def _solve_tron(prob, tol, max_iter, warm_start, max_cg=None, **options):
     data = _tron_data(prob)
     w, gamma, tinfo = _tron.minimize(data, _tron.LOSS_ODM, (c, mu, th), w0=w0, tol=tol,
                                      max_iter=max_iter, max_cg=max_cg)
+    if tinfo["stop"] == "not finite":
+        from refmodels.solution import SolverError
+
+        raise SolverError(f"ODM TRON: the objective or its gradient is not finite (NaN or "
+                          f"overflow) after {tinfo['n_iter']} Newton iterations (f = "
+                          f"{tinfo['f']!r}, ||grad|| = {tinfo['grad_norm']!r}): the "
+                          f"problem's numbers are beyond float64 at this scale"
+                          f"{_common.scale_hint(prob)}")
     objective = primal_objective(prob, gamma, float(w @ w))
     a = prob.a
     zeta = np.maximum(0.0, 1.0 - th - gamma) / a          # eq. 14: zeta = xi / a
@@ -412,15 +421,22 @@ def linear_tron_path(prob, lams):
     u, w, stats, gamma = np.empty(d), np.zeros(d), np.zeros(8), np.empty(m)
     max_cg = max(2 * d, 10)
     P0_per_lam = prob.objective_at_zero() / prob.lam     # ODM's loss weighs lam: P0 = lam
+    # TRON's state, one for the whole path (each point starts it afresh: ctl zeroed)
+    st = _tron.new_state(m, d, d <= dense_max)
+    ctl, fctl = np.zeros(_tron.N_TCTL, dtype=np.int64), np.zeros(_tron.N_TFCTL)
     for k in np.argsort(lams, kind="stable"):
         t0 = time.perf_counter()
         c = float(lams[k]) / (m * (1.0 - th) ** 2)
         params = np.array([c, mu, th])
         G, pat, have = data.curvature_state(LOSS_ODM, params, dense_max)
-        passed[k] = _lean_point(data.Xd, data.indptr, data.indices, data.data, data.y, w,
-                                gamma, params, _tron.DEFAULT_TOL, _tron.DEFAULT_MAX_ITER,
-                                max_cg, stats, dense_max, G, pat, have, data.rn, u, t_ok,
-                                zero_unit(P0_per_lam * float(lams[k])))
+        unit = zero_unit(P0_per_lam * float(lams[k]))
+        ctl[:] = 0
+        while (out := _lean_point(data.Xd, data.indptr, data.indices, data.data, data.y, w,
+                                  gamma, params, _tron.DEFAULT_TOL, _tron.DEFAULT_MAX_ITER,
+                                  max_cg, stats, dense_max, G, pat, have, data.rn, u, t_ok,
+                                  unit, st, ctl, fctl, _chunk.budget())) == _chunk.PAUSED:
+            pass                      # (between two calls: where Ctrl-C is raised)
+        passed[k] = out == 1
         W[k] = w
         seconds[k] = time.perf_counter() - t0
         if not np.all(np.isfinite(w)):
@@ -430,18 +446,22 @@ def linear_tron_path(prob, lams):
 
 @njit(cache=True)
 def _lean_point(Xd, indptr, indices, data, y, w, gamma, params, tol, max_iter, max_cg, stats,
-                dense_max, G, pat, have, rn, u, t_ok, unit):
-    """One point of :func:`linear_tron_path` in one compiled call: TRON from ``w`` (in place;
-    ``confirm=False``, since :func:`_linear_check` recomputes the margins from ``w``
-    itself), then the check. Returns whether the point passes."""
-    _tron_kernel(0, Xd, indptr, indices, data, y, w, gamma, LOSS_ODM, params, tol, max_iter,
-                 max_cg, stats, dense_max, G, pat, have, rn, False)
+                dense_max, G, pat, have, rn, u, t_ok, unit, st, ctl, fctl, budget):
+    """One point of :func:`linear_tron_path` in compiled calls of about ``budget`` work
+    units each (:mod:`fast._chunk`; TRON's state in ``st``, ``ctl``, ``fctl``, zeroed ``ctl``
+    for a new point): TRON from ``w`` (in place; ``confirm=False``, since
+    :func:`_linear_check` recomputes the margins from ``w`` itself), then the check.
+    Returns :data:`fast._chunk.PAUSED` while TRON runs, then 1 if the point passes, else 0."""
+    if _tron_kernel(0, Xd, indptr, indices, data, y, w, gamma, LOSS_ODM, params, tol,
+                    max_iter, max_cg, stats, dense_max, G, pat, have, rn, False, st, ctl, fctl,
+                    budget) == PAUSED:
+        return PAUSED
     c, mu, th = params[0], params[1], params[2]
     P, D, stat = _linear_check(Xd, y, w, c, mu, th, u)
     if not (np.isfinite(P) and np.isfinite(D)):
-        return False
-    return (abs(P - D) <= t_ok * (abs(P) + unit)
-            and stat <= t_ok * (1.0 + np.sqrt(np.sum(w * w))))
+        return 0
+    return 1 if (abs(P - D) <= t_ok * (abs(P) + unit)
+                 and stat <= t_ok * (1.0 + np.sqrt(np.sum(w * w)))) else 0
 
 
 def _tron_then_dcd(prob, random_state, warm_start, **options):
