@@ -31,6 +31,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from . import _chunk
+from ._chunk import PAUSED
 from ._rows import row_arrays, row_axpy, row_dot, row_sqnorms
 
 
@@ -51,22 +53,62 @@ class LinearData:
 
 
 def svrg_odm(data, w0, kappa, mu, theta, step, tol, max_iter, seed, random_snapshot):
-    """Run SVRG; returns ``(w, stats)`` with ``stats = [epochs, ||grad f_O(w)||]``."""
+    """Run SVRG; returns ``(w, stats)`` with ``stats = [epochs, ||grad f_O(w)||, not
+    finite]`` (the last 1 when the gradient overflowed: the run stopped there). The compiled
+    loop runs in chunks of bounded work (:mod:`fast._chunk`)."""
     w = np.array(w0, dtype=np.float64)
-    stats = np.zeros(2)
-    _svrg_loop(*data.args(), w, float(kappa), float(mu), float(theta), float(step),
-               float(tol), int(max_iter), int(seed), bool(random_snapshot), stats)
+    m, d = data.m, data.d
+    stats = np.zeros(3)
+    mu_bar, coefs_bar, wbar, wsnap = np.empty(d), np.empty(m), np.empty(d), np.empty(d)
+    ctl = np.zeros(N_SCTL, dtype=np.int64)
+    while _svrg_loop(*data.args(), w, float(kappa), float(mu), float(theta), float(step),
+                     float(tol), int(max_iter), int(seed), bool(random_snapshot), stats,
+                     mu_bar, coefs_bar, wbar, wsnap, ctl, _chunk.budget()) == PAUSED:
+        pass                          # (between two calls: where Ctrl-C is raised)
     return w, stats
 
 
 def asgd_odml(data, w0, lam, mu1, mu2, eta0, t0, tol, max_iter, seed):
-    """Run ASGD; returns ``(wbar, stats)`` with ``stats = [epochs, subgradient norm]``."""
+    """Run ASGD; returns ``(wbar, stats)`` with ``stats = [epochs, subgradient norm, not
+    finite]`` (as :func:`svrg_odm`'s)."""
     w = np.array(w0, dtype=np.float64)
     wbar = w.copy()
-    stats = np.zeros(2)
-    _asgd_loop(*data.args(), w, wbar, float(lam), float(mu1), float(mu2), float(eta0),
-               int(t0), float(tol), int(max_iter), int(seed), stats)
+    stats = np.zeros(3)
+    ctl = np.zeros(N_SCTL, dtype=np.int64)
+    while _asgd_loop(*data.args(), w, wbar, float(lam), float(mu1), float(mu2), float(eta0),
+                     int(t0), float(tol), int(max_iter), int(seed), stats, ctl,
+                     _chunk.budget()) == PAUSED:
+        pass
     return wbar, stats
+
+
+#: slots of the loops' ``ctl`` (int64) between two calls: started, epochs, the position in
+#: the epoch (-1: the next epoch starts), SVRG's snapshot step, ASGD's step count
+S_STARTED, S_EPOCH, S_POS, S_SNAP, S_T = range(5)
+N_SCTL = 5
+#: work units (:mod:`fast._chunk`) of a stochastic step (a row drawn at random: read at a
+#: random place), of an entry of a data row read in a step (dense, CSR) and of an entry of
+#: ``w`` updated (a streamed, vectorised loop)
+STEP_COST = 300.0
+DENSE_ENTRY_COST = 2.0
+CSR_ENTRY_COST = 10.0
+W_ENTRY_COST = 0.5
+
+
+@njit(cache=True)
+def _row_cost(mode, i, Xd, indptr):
+    """The work units of reading row ``i`` once."""
+    if mode == 0:
+        return DENSE_ENTRY_COST * Xd.shape[1]
+    return CSR_ENTRY_COST * (indptr[i + 1] - indptr[i])
+
+
+@njit(cache=True)
+def _pass_cost(mode, Xd, indptr, m):
+    """The work units of a pass over all the rows (twice: a full gradient)."""
+    if mode == 0:
+        return 2.0 * m * (DENSE_ENTRY_COST * Xd.shape[1] + 10.0)
+    return 2.0 * (CSR_ENTRY_COST * indptr[m] + 10.0 * m)
 
 
 def draw_pairs(m, n, seed):
@@ -127,22 +169,47 @@ def _odm_full_grad(mode, Xd, indptr, indices, data, y, w, kappa, mu, theta, coef
 
 @njit(cache=True)
 def _svrg_loop(mode, Xd, indptr, indices, data, y, w, kappa, mu, theta, step, tol, max_iter,
-               seed, random_snapshot, stats):
-    np.random.seed(seed)
+               seed, random_snapshot, stats, mu_bar, coefs_bar, wbar, wsnap, ctl, budget):
+    """SVRG for about ``budget`` work units: returns :data:`fast._chunk.PAUSED` while not
+    done, 0 when done (``w`` and ``stats`` then hold the result). The run's state is in
+    ``mu_bar``, ``coefs_bar``, ``wbar``, ``wsnap``, ``stats[1]`` (the last full gradient's
+    norm) and ``ctl`` (zeros: a fresh run, seeded with ``seed``); a call resumes at the
+    stochastic step where the last one stopped (the generator's stream carries over)."""
     m = y.shape[0]
     d = w.shape[0]
-    mu_bar = np.zeros(d)
-    coefs_bar = np.zeros(m)
-    wbar = w.copy()
-    wsnap = w.copy()
-    epoch = 0
-    gnorm = _odm_full_grad(mode, Xd, indptr, indices, data, y, wbar, kappa, mu, theta,
-                           coefs_bar, mu_bar)
-    while gnorm > tol and epoch < max_iter:
+    work = 0.0
+    full = _pass_cost(mode, Xd, indptr, m)
+    if ctl[S_STARTED] == 0:
+        np.random.seed(seed)
         for t in range(d):
-            w[t] = wbar[t]
-        t_snap = np.random.randint(0, m) if random_snapshot else m - 1
-        for it in range(m):
+            wbar[t] = w[t]
+            wsnap[t] = w[t]
+        stats[1] = _odm_full_grad(mode, Xd, indptr, indices, data, y, wbar, kappa, mu, theta,
+                                  coefs_bar, mu_bar)
+        work += full
+        ctl[S_STARTED] = 1
+        ctl[S_POS] = -1
+    epoch = ctl[S_EPOCH]
+    pos = ctl[S_POS]
+    t_snap = ctl[S_SNAP]
+    gnorm = stats[1]
+    while True:
+        if pos < 0:
+            if not abs(gnorm) < np.inf:
+                stats[2] = 1.0                 # not finite (overflow): the run stops here
+                break
+            if not (gnorm > tol and epoch < max_iter):
+                break
+            for t in range(d):
+                w[t] = wbar[t]
+            t_snap = np.random.randint(0, m) if random_snapshot else m - 1
+            pos = 0
+        while pos < m:
+            if work >= budget:
+                ctl[S_EPOCH] = epoch
+                ctl[S_POS] = pos
+                ctl[S_SNAP] = t_snap
+                return PAUSED
             i = np.random.randint(0, m)
             gi = y[i] * row_dot(mode, i, Xd, indptr, indices, data, w)
             dc = _odm_loss_deriv(gi, kappa, mu, theta) - coefs_bar[i]
@@ -151,18 +218,24 @@ def _svrg_loop(mode, Xd, indptr, indices, data, y, w, kappa, mu, theta, step, to
                 w[t] -= step * (w[t] - wbar[t] + mu_bar[t])
             if dc != 0.0:
                 row_axpy(mode, i, -step * dc * y[i], Xd, indptr, indices, data, w)
-            if it == t_snap:
+            if pos == t_snap:
                 for t in range(d):
                     wsnap[t] = w[t]
+            work += STEP_COST + W_ENTRY_COST * d + 2.0 * _row_cost(mode, i, Xd, indptr)
+            pos += 1
         for t in range(d):
             wbar[t] = wsnap[t]
         epoch += 1
         gnorm = _odm_full_grad(mode, Xd, indptr, indices, data, y, wbar, kappa, mu, theta,
                                coefs_bar, mu_bar)
+        stats[1] = gnorm
+        work += full
+        pos = -1
     for t in range(d):
         w[t] = wbar[t]
     stats[0] = epoch
     stats[1] = gnorm
+    return 0
 
 
 @njit(cache=True)
@@ -195,16 +268,38 @@ def _odml_subgrad(mode, Xd, indptr, indices, data, y, w, lam, mu1, mu2, grad):
 
 @njit(cache=True)
 def _asgd_loop(mode, Xd, indptr, indices, data, y, w, wbar, lam, mu1, mu2, eta0, t0, tol,
-               max_iter, seed, stats):
-    np.random.seed(seed)
+               max_iter, seed, stats, ctl, budget):
+    """ASGD for about ``budget`` work units, as :func:`_svrg_loop` (state: ``w``, ``wbar``,
+    ``stats[1]`` and ``ctl``)."""
     m = y.shape[0]
     d = w.shape[0]
     grad = np.zeros(d)
-    t = 0
-    epoch = 0
-    gnorm = _odml_subgrad(mode, Xd, indptr, indices, data, y, wbar, lam, mu1, mu2, grad)
-    while gnorm > tol and epoch < max_iter:
-        for _ in range(m):
+    work = 0.0
+    full = _pass_cost(mode, Xd, indptr, m)
+    if ctl[S_STARTED] == 0:
+        np.random.seed(seed)
+        stats[1] = _odml_subgrad(mode, Xd, indptr, indices, data, y, wbar, lam, mu1, mu2, grad)
+        work += full
+        ctl[S_STARTED] = 1
+        ctl[S_POS] = -1
+    t = ctl[S_T]
+    epoch = ctl[S_EPOCH]
+    pos = ctl[S_POS]
+    gnorm = stats[1]
+    while True:
+        if pos < 0:
+            if not abs(gnorm) < np.inf:
+                stats[2] = 1.0                 # not finite (overflow): the run stops here
+                break
+            if not (gnorm > tol and epoch < max_iter):
+                break
+            pos = 0
+        while pos < m:
+            if work >= budget:
+                ctl[S_T] = t
+                ctl[S_EPOCH] = epoch
+                ctl[S_POS] = pos
+                return PAUSED
             i, j = _draw_pair(m)
             fi = row_dot(mode, i, Xd, indptr, indices, data, w)
             fj = row_dot(mode, j, Xd, indptr, indices, data, w)
@@ -222,7 +317,14 @@ def _asgd_loop(mode, Xd, indptr, indices, data, y, w, wbar, lam, mu1, mu2, eta0,
             rate = 1.0 / max(1, t - t0)
             for k in range(d):
                 wbar[k] += rate * (w[k] - wbar[k])
+            work += (2.0 * STEP_COST + 2.0 * W_ENTRY_COST * d
+                     + 2.0 * _row_cost(mode, i, Xd, indptr) + _row_cost(mode, j, Xd, indptr))
+            pos += 1
         epoch += 1
         gnorm = _odml_subgrad(mode, Xd, indptr, indices, data, y, wbar, lam, mu1, mu2, grad)
+        stats[1] = gnorm
+        work += full
+        pos = -1
     stats[0] = epoch
     stats[1] = gnorm
+    return 0

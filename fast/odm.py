@@ -201,6 +201,13 @@ def _solve_svrg(prob, tol, max_iter, random_state, warm_start, step=None, snapsh
         raise ValueError(f"step must be a finite number > 0; got {step!r}")
     w, stats = _sgd.svrg_odm(data, w0, kappa, mu, th, float(step), tol, max_iter,
                              _common.seed_from(random_state), snapshot == "random")
+    if stats[2]:
+        from refmodels.solution import SolverError
+
+        raise SolverError(f"ODM SVRG: the gradient is not finite (NaN or overflow) after "
+                          f"{int(stats[0])} epochs (||grad f_O|| = {float(stats[1])!r}; step "
+                          f"{float(step):.3e}): the iterates diverged or the problem's numbers "
+                          f"are beyond float64{_common.scale_hint(prob)}")
     gamma = data.margins(w)
     objective = primal_objective(prob, gamma, float(w @ w))
     a = prob.a

@@ -331,6 +331,14 @@ def _solve_asgd(prob, tol, max_iter, random_state, warm_start, eta0=None, t0=Non
         raise ValueError(f"t0 must be an integer >= 0; got {t0!r}")
     w, stats = _sgd.asgd_odml(data, w0, lam, mu1, mu2, float(eta0), int(t0), tol, max_iter,
                               _common.seed_from(random_state))
+    if stats[2]:
+        from refmodels.solution import SolverError
+
+        raise SolverError(f"{type(prob).__name__} ASGD: the subgradient is not finite (NaN or "
+                          f"overflow) after {int(stats[0])} epochs (norm "
+                          f"{float(stats[1])!r}; eta0 {float(eta0):.3e}): the iterates "
+                          f"diverged or the problem's numbers are beyond float64"
+                          f"{_common.scale_hint(prob)}")
     gamma = data.margins(w)
     objective = primal_objective(gamma, float(w @ w), lam, mu1, mu2)
     n_iter, gnorm = int(stats[0]), float(stats[1])
