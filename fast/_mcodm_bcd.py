@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from . import _chunk
+from ._chunk import PAUSED
 from ._mcodm_block import block_core
 
 #: statuses of the numba epoch loops
@@ -144,9 +146,30 @@ def _block(i, A, T, R, linear, y, M, alpha, beta, coef, theta, aD, aE, B, anew, 
     return changes
 
 
+#: slots of :func:`_bcd`'s ``ctl`` (int64) between two calls: started, epochs, the position
+#: in the epoch (-1: the next epoch starts), the face changes of this epoch, the calm
+#: epochs in a row; of its ``fctl`` (float64): ``P`` and ``D_max`` at the last check
+B_STARTED, B_EP, B_POS, B_CHANGES, B_CALM = range(5)
+N_BCTL = 5
+B_P, B_DM = 0, 1
+N_BFCTL = 2
+#: an epoch's objective or dual value was not finite (overflow): the epochs stopped there
+_NONFINITE = 3
+#: work units (:mod:`fast._chunk`) of a block step (its row read at a random place), of an
+#: entry of the data rows and ``W`` it reads and updates (linear path, ``2 k d`` a block), of
+#: an entry of the scores per class (Gram path: a class whose coefficient changed costs
+#: ``m``), of an entry of the scores at a check, and of a step of :func:`_face_newton` per
+#: squared free variable
+BLOCK_COST = 500.0
+LINEAR_ENTRY_COST = 3.0
+GRAM_ENTRY_COST = 0.3
+ENTRY_COST = 1.0
+FACE_STEP_COST = 3.0
+
+
 @njit(cache=True)
 def _bcd(linear, R, xsq, y, M, alpha, beta, coef, T, S, c, mu, theta, tol, kkt_tol,
-         max_epochs, seed, calm_needed):
+         max_epochs, seed, calm_needed, perm, ctl, fctl, budget):
     """Epochs of block coordinate descent (eq. 24 per sample, random order) on one path:
     Gram (``R = G``, ``T = S^T`` a C-contiguous copy of the scores, so that a block update
     is ``k`` contiguous AXPYs ``S^T[l, :] += delta_l G[i, :]``; copied back into ``S`` for
@@ -154,27 +177,53 @@ def _bcd(linear, R, xsq, y, M, alpha, beta, coef, T, S, c, mu, theta, tol, kkt_t
     seed 002 §4.2; ``S`` is scratch, recomputed as ``X W`` at each check). Runs until the
     relative gap (maintained scores) is at most ``tol`` and the scaled KKT residual at most
     ``kkt_tol``, or (``calm_needed > 0``) until the face has not changed for ``calm_needed``
-    epochs in a row. Returns ``(epochs, P, D_max, status)``, status ``_DONE``, ``_CALM`` or
-    ``_MAXED``."""
+    epochs in a row.
+
+    In chunks of about ``budget`` work units (:mod:`fast._chunk`): returns
+    :data:`fast._chunk.PAUSED` while not done, else the status ``_DONE``, ``_CALM``,
+    ``_MAXED`` or ``_NONFINITE`` (the epochs then in ``ctl[B_EP]``, ``P`` and ``D_max`` in
+    ``fctl``). The run's state: ``perm`` (the epoch's order, (m,) int64), ``ctl`` (zeros: a
+    fresh run, seeded with ``seed``) and ``fctl``; a call resumes at the block where the
+    last one stopped."""
     m, k = coef.shape
     aD = 1.0 / (2.0 * c)                  # m (1-theta)^2 / (2 lam)
     aE = aD / mu
     B = np.empty(k)
     anew = np.empty(k)
     buf = np.empty(k)
-    np.random.seed(seed)
-    P = np.inf
-    Dm = -np.inf
-    ep = 0
-    calm = 0
+    block_work = BLOCK_COST + (2.0 * LINEAR_ENTRY_COST * k * R.shape[1] if linear
+                               else GRAM_ENTRY_COST * k * m)
+    if ctl[B_STARTED] == 0:
+        np.random.seed(seed)
+        fctl[B_P] = np.inf
+        fctl[B_DM] = -np.inf
+        ctl[B_STARTED] = 1
+        ctl[B_POS] = -1
+    ep = ctl[B_EP]
+    pos = ctl[B_POS]
+    changes = ctl[B_CHANGES]
+    calm = ctl[B_CALM]
+    work = 0.0
+    status = _MAXED
     while ep < max_epochs:
-        perm = np.random.permutation(m)
-        changes = 0
-        for t in range(m):
-            i = perm[t]
+        if pos < 0:
+            perm[:] = np.random.permutation(m)
+            changes = 0
+            pos = 0
+        while pos < m:
+            if work >= budget:
+                ctl[B_EP] = ep
+                ctl[B_POS] = pos
+                ctl[B_CHANGES] = changes
+                ctl[B_CALM] = calm
+                return PAUSED
+            i = perm[pos]
             A = xsq[i] if linear else R[i, i]
             changes += _block(i, A, T, R, linear, y, M, alpha, beta, coef, theta, aD, aE, B,
                               anew, buf)
+            work += block_work
+            pos += 1
+        pos = -1
         ep += 1
         if linear:
             _scores_linear(R, T, S)
@@ -182,18 +231,28 @@ def _bcd(linear, R, xsq, y, M, alpha, beta, coef, T, S, c, mu, theta, tol, kkt_t
             for l in range(k):
                 for f in range(T.shape[1]):
                     wn2 += T[l, f] * T[l, f]
+            work += ENTRY_COST * m * k * R.shape[1]
         else:
             for i in range(m):                 # S (m x k) from the maintained S^T = T
                 for l in range(k):
                     S[i, l] = T[l, i]
             wn2 = _coef_dot(coef, S)
+        work += ENTRY_COST * 4 * m * k
         P, Dm, r, done = _stop(S, coef, alpha, beta, y, M, c, mu, theta, wn2, tol, kkt_tol)
+        fctl[B_P] = P
+        fctl[B_DM] = Dm
         if done:
-            return ep, P, Dm, _DONE
+            status = _DONE
+            break
+        if not (abs(P) < np.inf and abs(Dm) < np.inf):
+            status = _NONFINITE
+            break
         calm = calm + 1 if changes == 0 else 0
         if calm_needed > 0 and calm >= calm_needed:
-            return ep, P, Dm, _CALM
-    return ep, P, Dm, _MAXED
+            status = _CALM
+            break
+    ctl[B_EP] = ep
+    return status
 
 
 # ---------------------------------------------------------------------------------------
@@ -277,12 +336,11 @@ def _face_system(K, kidx, vi, vl, y, S, alpha, beta, M, a, mu, theta):
     return H, g
 
 
-@njit(cache=True)
 def _face_newton(L, g, x, is_alpha):
     """Active-set Newton steps on the face with the Cholesky factor ``L`` (its lower
     triangle, C order, ``H = L L^T``; the strict upper triangle is never read; overwritten)
-    of its Hessian and the gradient ``g`` (overwritten) at the
-    free variables ``x`` (updated in place; ``is_alpha``: bound ``x <= 0``, else ``x >= 0``).
+    of its Hessian and the gradient ``g`` at the free variables ``x`` (updated in place;
+    ``is_alpha``: bound ``x <= 0``, else ``x >= 0``).
 
     Each step solves ``H d = -g`` on the variables still on the face and takes the largest
     ``t <= 1`` that keeps them within their bounds; the variable that stops it is set to its
@@ -290,16 +348,30 @@ def _face_newton(L, g, x, is_alpha):
     refactored), and the step is redone; a full step (``t = 1``) is the minimiser on the
     face and ends it. Along ``d`` the objective changes by ``t g.d + t^2/2 d.H.d =
     -t (1 - t/2) g.H^{-1}.g < 0``; after the step the gradient on the face is
-    ``(1 - t) g``. Returns the number of steps."""
+    ``(1 - t) g``. Returns the number of steps. The steps run in compiled chunks of bounded
+    work (:func:`_face_steps`, :mod:`fast._chunk`)."""
     n = g.shape[0]
-    act = np.empty(n, np.int64)
-    for i in range(n):
-        act[i] = i
-    ga = g.copy()
-    d = np.empty(n)
-    na = n
-    steps = 0
+    act, ga, d = np.arange(n, dtype=np.int64), np.array(g, dtype=np.float64), np.empty(n)
+    ctl = np.array([n, 0], dtype=np.int64)
+    while _face_steps(L, x, is_alpha, act, ga, d, ctl, _chunk.budget()) == PAUSED:
+        pass                          # (between two calls: where Ctrl-C is raised)
+    return int(ctl[1])
+
+
+@njit(cache=True)
+def _face_steps(L, x, is_alpha, act, ga, d, ctl, budget):
+    """The steps of :func:`_face_newton` for about ``budget`` work units: its state is ``L``,
+    ``x``, the variables on the face ``act[:na]``, their gradient ``ga``, and ``ctl = [na,
+    steps]``; ``d`` is scratch. Returns :data:`fast._chunk.PAUSED` while not done, else 0."""
+    na = ctl[0]
+    steps = ctl[1]
+    work = 0.0
     while na > 0:
+        if work >= budget:
+            ctl[0] = na
+            ctl[1] = steps
+            return PAUSED
+        work += FACE_STEP_COST * float(na) * na
         # L L^T d = -ga: forward, then backward substitution (row-wise access of L)
         for i in range(na):
             s = -ga[i]
@@ -348,7 +420,8 @@ def _face_newton(L, g, x, is_alpha):
             a1 = L[j, j + 1]
             rr = np.hypot(a0, a1)
             if rr == 0.0:
-                return steps
+                na = 0                       # (a singular factor: stop here)
+                break
             cs = a0 / rr
             sn = a1 / rr
             for i in range(j, na):
@@ -359,7 +432,9 @@ def _face_newton(L, g, x, is_alpha):
             L[j, j + 1] = 0.0
         for i in range(na):
             L[i, na] = 0.0
-    return steps
+    ctl[0] = 0
+    ctl[1] = steps
+    return 0
 
 
 @njit(cache=True)

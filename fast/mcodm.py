@@ -112,9 +112,10 @@ from scipy.linalg import cho_factor
 
 from refmodels.solution import Solution
 
-from . import _common
+from . import _chunk, _common
 from . import _kernels as _K
-from ._mcodm_bcd import _NO_XSQ, _bcd, _coef_dot, _face, _face_newton, _face_set, _face_system, _stop
+from ._mcodm_bcd import (_NO_XSQ, _NONFINITE, B_EP, N_BCTL, N_BFCTL, _bcd, _coef_dot, _face,
+                         _face_newton, _face_set, _face_system, _stop)
 
 METHODS = ("bcd",)
 #: default relative duality gap of a relaxed solve (tight enough for ``certify`` at 1e-6)
@@ -284,12 +285,23 @@ class _Engine:
             if epochs >= max_iter:
                 return coef, S, epochs, P, Dm, False
             linear = self.path == "linear"
-            n, _, _, status = _bcd(linear, self.X if linear else self.G,
-                                   self.xsq if linear else _NO_XSQ, self.y, M, alpha, beta,
-                                   coef, Wt if linear else np.ascontiguousarray(S.T), S, c, mu,
-                                   theta, tol, kkt_tol,
-                                   max_iter - epochs, seed + epochs, calm)
-            epochs += n
+            T = Wt if linear else np.ascontiguousarray(S.T)
+            perm, ctl, fctl = np.empty(m, dtype=np.int64), np.zeros(N_BCTL, dtype=np.int64), \
+                np.zeros(N_BFCTL)
+            while (status := _bcd(linear, self.X if linear else self.G,
+                                  self.xsq if linear else _NO_XSQ, self.y, M, alpha, beta,
+                                  coef, T, S, c, mu, theta, tol, kkt_tol, max_iter - epochs,
+                                  seed + epochs, calm, perm, ctl, fctl,
+                                  _chunk.budget())) == _chunk.PAUSED:
+                pass                  # (between two calls: where Ctrl-C is raised)
+            if status == _NONFINITE:
+                from refmodels.solution import SolverError
+
+                raise SolverError(f"mcODM BCD: the objective or the dual value is not "
+                                  f"finite (NaN or overflow) after {epochs + int(ctl[B_EP])} "
+                                  f"epochs (P = {fctl[0]!r}, D = {fctl[1]!r}): the problem's "
+                                  f"numbers are beyond float64 at this scale")
+            epochs += int(ctl[B_EP])
             if status == _CALM:
                 want_polish = True
                 calm *= 2                          # a step that does not finish: wait longer
