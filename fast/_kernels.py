@@ -270,20 +270,46 @@ def gram(kernel, X):
     return np.ascontiguousarray(kernel.gram(X), dtype=np.float64)
 
 
-@njit(cache=True, no_cfunc_wrapper=True)
 def _rbf_gram(X, sq, gamma):
     """The RBF Gram of the ``m = len(sq)`` points of :func:`kernel_data`'s rows ``X``
     (dense, C-contiguous; ``2m`` rows, shifted then raw, or any ``m`` rows; squared
     distances as in :func:`kernel_row`): row by row over the upper triangle (the inner
     products by BLAS gemv, the exponential vectorised by :func:`exp_nonpositive`), then
-    mirrored tile by tile, so the result is exactly symmetric."""
+    mirrored tile by tile, so the result is exactly symmetric. Built in compiled chunks of
+    bounded work (:func:`_rbf_gram_rows`, :func:`_mirror_tiles`; :mod:`fast._chunk`)."""
+    from . import _chunk
+
+    m = sq.shape[0]
+    G = np.empty((m, m))
+    i = 0
+    while i < m:
+        i = _rbf_gram_rows(X, sq, gamma, G, i, _chunk.budget())
+    b = 0
+    while b < m:
+        b = _mirror_tiles(G, b, _chunk.budget())
+    return G
+
+
+#: work units (:mod:`fast._chunk`) of an entry of the Gram computed, besides its inner
+#: product's ``d`` multiply-adds (the distance, the exponential), and of an entry mirrored
+GRAM_ENTRY_COST = 15.0
+MIRROR_ENTRY_COST = 2.0
+_TILE = 64
+
+
+@njit(cache=True, no_cfunc_wrapper=True)
+def _rbf_gram_rows(X, sq, gamma, G, i0, budget):
+    """Rows ``i0, i0 + 1, ...`` of :func:`_rbf_gram`'s upper triangle into ``G``, until about
+    ``budget`` work units are spent; returns the next row (``m``: done)."""
     m = sq.shape[0]
     raw = m if X.shape[0] >= 2 * m else 0
-    G = np.empty((m, m))
     x = np.empty(m)
     out = np.empty(m)
     work = np.empty(m)
-    for i in range(m):
+    spent = 0.0
+    for i in range(i0, m):
+        if spent >= budget:
+            return i
         n = m - i
         np.dot(X[i:m], X[i], x[:n])                   # x_i^T x_j, j >= i
         sqi = sq[i]
@@ -295,13 +321,27 @@ def _rbf_gram(X, sq, gamma):
         exp_nonpositive(x[:n], out[:n], work[:n])
         for t in range(n):
             G[i, i + t] = out[t]
-    B = 64                                            # mirror tile by tile (cache-friendly)
-    for bi in range(0, m, B):
+        spent += n * (X.shape[1] + GRAM_ENTRY_COST)
+    return m
+
+
+@njit(cache=True, no_cfunc_wrapper=True)
+def _mirror_tiles(G, b0, budget):
+    """The lower triangle of ``G`` from its upper one, tile by tile (cache-friendly), for
+    the tile rows from ``b0`` on, until about ``budget`` work units are spent; returns the
+    next tile row (``m``: done)."""
+    m = G.shape[0]
+    B = _TILE
+    spent = 0.0
+    for bi in range(b0, m, B):
+        if spent >= budget:
+            return bi
         for bj in range(bi, m, B):
             for i in range(bi, min(bi + B, m)):
                 for j in range(max(bj, i + 1), min(bj + B, m)):
                     G[j, i] = G[i, j]
-    return G
+        spent += MIRROR_ENTRY_COST * B * (m - bi)
+    return m
 
 
 def build_gram(prob):
@@ -424,16 +464,40 @@ class RowSource:
         return _rows_times(v, self.src, np.zeros(8, dtype=np.int64))
 
 
-@njit(cache=True, no_cfunc_wrapper=True)
 def _rows_times(v, src, stats):
-    """``sum_i v_i K[i, :]`` over the non-zeros of ``v`` (``K`` symmetric: ``K v``)."""
+    """``sum_i v_i K[i, :]`` over the non-zeros of ``v`` (``K`` symmetric: ``K v``), in
+    compiled chunks of bounded work (:func:`_rows_times_part`, :mod:`fast._chunk`)."""
+    from . import _chunk
+
     out = np.zeros(v.shape[0])
-    for i in range(v.shape[0]):
-        if v[i] != 0.0:
-            row = source_row(i, src, stats)
-            for j in range(v.shape[0]):
-                out[j] += v[i] * row[j]
+    i = 0
+    while i < v.shape[0]:
+        i = _rows_times_part(v, src, stats, out, i, _chunk.budget())
     return out
+
+
+#: work units (:mod:`fast._chunk`) of a kernel row computed on a cache miss, per point and
+#: feature and per point (as :data:`fast._dcd.KERNEL_ROW_PER_FEATURE`)
+_ROW_PER_FEATURE, _ROW_EXTRA = 2.0, 10.0
+
+
+@njit(cache=True, no_cfunc_wrapper=True)
+def _rows_times_part(v, src, stats, out, i0, budget):
+    """:func:`_rows_times` from row ``i0`` on into ``out``, until about ``budget`` work units
+    are spent; returns the next row (``len(v)``: done)."""
+    m = v.shape[0]
+    miss_cost = m * (_ROW_PER_FEATURE * src.X.shape[1] + _ROW_EXTRA)
+    spent = 0.0
+    for i in range(i0, m):
+        if v[i] != 0.0:
+            if spent >= budget:
+                return i
+            misses = stats[ROW_MISS]
+            row = source_row(i, src, stats)
+            for j in range(m):
+                out[j] += v[i] * row[j]
+            spent += m + (stats[ROW_MISS] - misses) * miss_cost
+    return m
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
