@@ -191,7 +191,7 @@ class _Engine:
         has more than ``POLISH_MAX`` variables, its factorization would cost more than
         ``budget`` flops, or there is no descent."""
         p = self.prob
-        vi, vl = _face(alpha, beta, self.y)
+        vi, vl = _chunk.call(_face, alpha, beta, self.y)
         n = vi.shape[0]
         if n == 0 or n > POLISH_MAX or n ** 3 / 3.0 > budget:
             return 0
@@ -202,8 +202,8 @@ class _Engine:
             kidx = np.ascontiguousarray(kidx, dtype=np.int64)
         else:
             K, kidx = self.G, vi
-        H, g = _face_system(K, kidx, vi, vl, self.y, S, alpha, beta, M, 1.0 / (2.0 * p.c),
-                            p.mu, p.theta)
+        H, g = _chunk.call(_face_system, K, kidx, vi, vl, self.y, S, alpha, beta, M,
+                           1.0 / (2.0 * p.c), p.mu, p.theta)
         x = np.where(vl >= 0, alpha[vi, np.maximum(vl, 0)], beta[vi])
         is_alpha = vl >= 0
         try:
@@ -214,8 +214,8 @@ class _Engine:
         except np.linalg.LinAlgError:
             # singular H (e.g. linear kernel, a zero feature vector): one step with the
             # pseudo-inverse (eigenvalues below 1e-12 lambda_max dropped), if it descends
-            H, g = _face_system(K, kidx, vi, vl, self.y, S, alpha, beta, M,
-                                1.0 / (2.0 * p.c), p.mu, p.theta)
+            H, g = _chunk.call(_face_system, K, kidx, vi, vl, self.y, S, alpha, beta, M,
+                               1.0 / (2.0 * p.c), p.mu, p.theta)
             H = np.tril(H)
             H += np.tril(H, -1).T
             steps = self._pinv_step(H, g, x, is_alpha)
