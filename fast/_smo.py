@@ -725,6 +725,15 @@ def smo_solve(pt_in, s_in, p_in, u_in, QD_pt, alpha_in, has_eq, tol, max_iter, s
                      int(max_iter), shrinking, src, stats, newton, st, ctl, fctl, G_out,
                      _chunk.budget()) == PAUSED:
         pass                          # (between two calls: where Ctrl-C is raised)
+    if not (np.all(np.isfinite(G_out)) and np.all(np.isfinite(alpha_in))):
+        # (NaN compares false: the working-set selection then finds no pair and the run
+        # would end as if at the optimum, with a violation of 0)
+        from refmodels.solution import SolverError
+
+        raise SolverError(f"the SMO met a gradient or a multiplier that is not finite (NaN "
+                          f"or overflow) within {int(ctl[K_IT])} iterations: the problem's "
+                          f"numbers are beyond float64 at this scale (largest |G| = "
+                          f"{float(np.max(np.abs(G_out), initial=0.0)):.3e})")
     return int(ctl[K_IT]), bool(ctl[K_HIT]), float(fctl[F_VIOL]), G_out
 
 

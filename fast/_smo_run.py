@@ -332,6 +332,12 @@ def run(source, pt, s, p, u, alpha0, has_eq, tol, max_iter, shrinking, refine=Fa
         if at_floor or not refine or tol <= tol_min:
             break
         P, gap = generic_gap(s, p, u, alpha, G, b, pt, source.diag.shape[0])
+        if not np.isfinite(gap):
+            from refmodels.solution import SolverError
+
+            raise SolverError(f"the SMO's duality gap is not finite (P = {P!r}, gap = "
+                              f"{gap!r}): the problem's numbers are beyond float64 at this "
+                              "scale")
         if abs(gap) <= gap_target(P):
             break
         tol = max(tol / 100.0, tol_min)

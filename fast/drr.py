@@ -379,6 +379,25 @@ def _scale(Kx, QW):
     return 1.0 + np.linalg.norm(Kx, axis=0) + np.linalg.norm(QW, axis=0)
 
 
+def _open(res, sc, tol, method, it, W):
+    """The columns still to solve: ``res > tol sc``, written ``not res <= tol sc`` so that a
+    NaN is never "converged"; a residual or scale that is not finite (the iterates
+    overflowed: a divergent iteration, e.g. a user prox that is not the prox of a convex
+    function) raises ``SolverError`` naming the columns, never a point called optimal."""
+    bad = ~(np.isfinite(res) & np.isfinite(sc))
+    if bad.any():
+        from refmodels.solution import SolverError
+
+        cols = np.flatnonzero(bad)
+        big = float(np.max(np.abs(W[:, cols]), initial=0.0))
+        raise SolverError(f"fast DRR solver method={method!r}: the optimality residual of "
+                          f"test point(s) {cols[:5].tolist()} is not finite (NaN or overflow) "
+                          f"at iteration {it} (|W| up to {big:.3e}): the iteration diverged "
+                          "(a regularizer's prox that is not the prox of a convex function, "
+                          "or numbers beyond float64)")
+    return ~(res <= tol * sc)
+
+
 def _gd(op, beta, Kx, W, tol, max_iter):
     """Seed 004 Alg. 3: ``w <- w - d grad``, ``d`` of eq. 15 (exact line search), per column."""
     QW = op.matvec(W)
@@ -390,7 +409,7 @@ def _gd(op, beta, Kx, W, tol, max_iter):
         res = np.linalg.norm(G, axis=0)
         sc = _scale(Kx[:, active], QW[:, active])
         res_all[active] = res / sc
-        keep = res > tol * sc
+        keep = _open(res, sc, tol, "gd", it, W[:, active])
         active, G = active[keep], G[:, keep]
         if active.size == 0 or it >= max_iter:
             break
@@ -427,7 +446,7 @@ def _ppa(op, reg, smooth, beta, Kx, W, c, tol, max_iter):
         it += 1
         if it % 100 == 0:
             QW[:, active] = op.matvec(W[:, active])
-        active = active[res > tol * sc]
+        active = active[_open(res, sc, tol, "ppa", it, Wn)]
     return W, op.matvec(W), it, float(res_all.max(initial=0.0)), active.size == 0
 
 
@@ -466,6 +485,16 @@ def _apg(op, reg, smooth, beta, Kx, W, b0, eta, restart, tol, max_iter):
             if todo.size == 0:
                 break
             ba[todo] *= eta
+        if todo.size:
+            # (a finite problem meets the test once b passes sigma_max(Q): only NaN or
+            # overflow get here, and their columns have no step)
+            from refmodels.solution import SolverError
+
+            raise SolverError(f"fast DRR solver method='apg': no step of test point(s) "
+                              f"{a[todo][:5].tolist()} passed the backtracking test in 200 "
+                              f"tries (b up to {float(np.max(ba[todo])):.3e}) at iteration "
+                              f"{it}: the iterates or the prox are not finite (NaN or "
+                              "overflow)")
         b[a] = ba
         QWn = QVa + QD
         Dv = Va - Wn                               # v - w+
@@ -491,7 +520,7 @@ def _apg(op, reg, smooth, beta, Kx, W, b0, eta, restart, tol, max_iter):
         if it % 100 == 0:
             QW[:, a] = op.matvec(W[:, a])
             QV[:, a] = op.matvec(V[:, a])
-        active = a[res > tol * sc]
+        active = a[_open(res, sc, tol, "apg", it, Wn)]
     return W, op.matvec(W), it, float(res_all.max(initial=0.0)), active.size == 0, \
         float(b.max())
 

@@ -492,9 +492,19 @@ def _tron_then_dcd(prob, random_state, warm_start, **options):
 
     from sklearn.exceptions import ConvergenceWarning
 
+    from refmodels.solution import SolverError
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        sol = _solve_tron(prob, None, None, warm_start, **options)
+        try:
+            sol = _solve_tron(prob, None, None, warm_start, **options)
+        except SolverError as exc:
+            # the primal's numbers overflowed (a gradient of lam / m x features): the dual's
+            # are bounded by the box, so the DCD solves it from zero
+            dcd = solve(prob, method="dcd", random_state=random_state)
+            dcd.info["tron"] = {"error": str(exc)}
+            dcd.info["fallback"] = "dcd"
+            return dcd
     if sol.status == "optimal" and sol.coef is not None:
         return sol
     record = dict(sol.info)
