@@ -3,11 +3,11 @@
 Compiled (numba) code holds the interpreter: a SIGINT only sets a flag that Python reads at
 its next bytecode, so a loop that runs for a minute in one compiled call ignores Ctrl-C for a
 minute. Every long compiled loop of :mod:`fast` therefore does a bounded amount of work per
-call, its *budget*, counted in work units of about a nanosecond of one core: one streamed
-multiply-add over a kernel row or a dense array; each loop weighs what it does in these units
-(an entry of a data row read at a random place, a point visited, a kernel row computed on a
-cache miss), calibrated by ``validation/bench_chunks.py``. It keeps its whole state in
-arrays held by its Python driver, and returns. The driver
+call, its *budget*, counted in work units: one unit is a streamed multiply-add over a kernel
+row or a dense array, and each loop weighs what else it does in these units (an entry of a
+data row read at a random place, a point visited, a kernel row computed on a cache miss;
+the calibration is in ``validation/decisions.md``). It keeps its whole state in arrays held
+by its Python driver, and returns. The driver
 calls it again until it reports that it is done (:data:`PAUSED`: not yet). The state is
 complete, so a chunked run takes exactly the steps of a run in one call: the same iterates,
 bit for bit. (The randomised loops draw from numba's generator, whose state is per thread
@@ -26,9 +26,9 @@ therefore return scalars only; :func:`call` turns that ``SystemError`` back into
 """
 from __future__ import annotations
 
-#: work units of one call of a chunked compiled loop: about a tenth of a second of one core
-#: (``validation/bench_chunks.py`` measures the chunks), so that Ctrl-C is answered well
-#: within a second on a loaded machine, and the calls cost nothing measurable
+#: work units of one call of a chunked compiled loop: a small fraction of a second of one
+#: core (``validation/bench_chunks.py`` measures the calls), so that Ctrl-C is answered well
+#: within a second on a loaded machine, while the calls cost nothing measurable
 CHUNK_WORK = 1e8
 
 #: what a chunked compiled loop returns while its work is not done

@@ -234,8 +234,9 @@ def _cases():
                           dict(random_state=0)),
         "McODM bcd linear": (lambda: rm.McODM(Xm, ym, lam=4.0, mu=0.5, theta=0.2),
                              dict(random_state=0)),
-        "MKLm": (lambda: rm.MKLm(X[:80], y[:80], kernels=[rm.kernels.RBF(0.2), rm.kernels.Linear()],
-                         C1=4.0, C2=2.0, eps=0.3), {}),
+        "MKLm": (lambda: rm.MKLm(X[:80], y[:80], kernels=[rm.kernels.RBF(0.2),
+                                                          rm.kernels.Linear()],
+                                 C1=4.0, C2=2.0, eps=0.3), {}),
     }
 
 
