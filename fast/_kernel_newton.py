@@ -283,15 +283,21 @@ class _PieceSolver:
         VS = self.lowrank[S]
         dS = diag[S]
         W = VS / dS[:, None]
-        cap = VS.T @ W
-        cap[np.diag_indices_from(cap)] += 1.0
-        try:
-            cf = sla.cho_factor(cap, lower=True, check_finite=False)
-        except (ValueError, np.linalg.LinAlgError):
-            return None, 0
+        if W.shape[1] == 0:
+            # a rank-0 factor: the preconditioner is the diagonal (LAPACK before SciPy 1.14
+            # refuses the empty Cholesky solve)
+            def prec(r):
+                return r / dS
+        else:
+            cap = VS.T @ W
+            cap[np.diag_indices_from(cap)] += 1.0
+            try:
+                cf = sla.cho_factor(cap, lower=True, check_finite=False)
+            except (ValueError, np.linalg.LinAlgError):
+                return None, 0
 
-        def prec(r):
-            return r / dS - W @ sla.cho_solve(cf, W.T @ r, check_finite=False)
+            def prec(r):
+                return r / dS - W @ sla.cho_solve(cf, W.T @ r, check_finite=False)
 
         full = np.zeros(m)
 
