@@ -10,6 +10,7 @@ import warnings
 
 import numpy as np
 
+from refmodels._numeric import data_span, scale_hint  # noqa: F401 (fast's vocabulary)
 from refmodels.workspace import active as _active_workspace
 
 #: kernel-row cache of the DCD / SMO (MB), as LIBSVM's default order of magnitude
@@ -22,35 +23,6 @@ def not_converged_warning(message, stacklevel=3):
 
     warnings.warn(message, ConvergenceWarning, stacklevel=stacklevel + 1)
 
-
-def data_span(prob):
-    """Largest absolute feature value (or Gram entry for a precomputed kernel), or None."""
-    X = prob.X
-    if X is None:
-        return None
-    data = X.data if hasattr(X, "data") and not isinstance(X, np.ndarray) else np.asarray(X)
-    return float(np.max(np.abs(data))) if data.size else None
-
-
-def scale_hint(prob):
-    """``"; features span 1e+05: scale them ..."`` when badly scaled data is a likely cause."""
-    span = data_span(prob)
-    kernel = prob.kernel
-    gmax = None
-    try:
-        gmax = float(np.max(np.abs(kernel.diag(prob.X)))) if kernel is not None else None
-    except Exception:                 # a kernel without diag (or a precomputed Gram)
-        gmax = None
-    parts = []
-    if span is not None and (span > 1e3 or span < 1e-3):
-        what = "Gram entries" if getattr(kernel, "is_precomputed", False) else "features"
-        parts.append(f"{what} span {span:.0e}")
-    if gmax is not None and gmax > 1e6 and not getattr(kernel, "is_precomputed", False):
-        parts.append(f"kernel diagonal up to {gmax:.0e}")
-    if not parts:
-        return ""
-    return (f"; {' and '.join(parts)}: scale them (e.g. MinMaxScaler or StandardScaler) "
-            "for a well-conditioned problem")
 
 # ---------------------------------------------------------------------------------------
 # argument checks shared by the families

@@ -113,3 +113,34 @@ def guard_dense(m, what, copies=1, cubic=False):
                "points)" if cubic else "")
             + ": certify a subsample, use the linear kernel, or rely on the fast solver's "
               "own check at its returned point (sol.info['self_check'])")
+
+
+def data_span(prob):
+    """Largest absolute feature value (or Gram entry for a precomputed kernel), or None."""
+    X = getattr(prob, "X", None)
+    if X is None:
+        return None
+    data = X.data if hasattr(X, "data") and not isinstance(X, np.ndarray) else np.asarray(X)
+    return float(np.max(np.abs(data))) if data.size else None
+
+
+def scale_hint(prob):
+    """``"; features span 1e+05: scale them ..."`` when badly scaled data is a likely cause
+    (of a failing factorisation, a stalled solver or a failing check), else ``""``."""
+    span = data_span(prob)
+    kernel = prob.kernel
+    gmax = None
+    try:
+        gmax = float(np.max(np.abs(kernel.diag(prob.X)))) if kernel is not None else None
+    except Exception:                 # a kernel without diag (or a precomputed Gram)
+        gmax = None
+    parts = []
+    if span is not None and (span > 1e3 or span < 1e-3):
+        what = "Gram entries" if getattr(kernel, "is_precomputed", False) else "features"
+        parts.append(f"{what} span {span:.0e}")
+    if gmax is not None and gmax > 1e6 and not getattr(kernel, "is_precomputed", False):
+        parts.append(f"kernel diagonal up to {gmax:.0e}")
+    if not parts:
+        return ""
+    return (f"; {' and '.join(parts)}: scale them (e.g. MinMaxScaler or StandardScaler) "
+            "for a well-conditioned problem")

@@ -24,11 +24,11 @@ from .certify import (DEFAULT_TOL, OBJECTIVE_FLOOR, ROUNDOFF_UNITS,  # noqa: F40
 from .solution import Solution, SolverError
 from .workspace import IN_WORKSPACE, active as _active_workspace, of as _workspace_of, \
     in_workspace as _in_workspace, using as _using
-from ._numeric import guard_dense
+from ._numeric import data_span, guard_dense
 from .reference import (AUTO_REFERENCE_MAX_M, CLARABEL_DEFAULT,  # noqa: F401 (re-exported)
                         CLARABEL_LADDER, CLARABEL_MEDIUM, CLARABEL_TIGHT, RESCALE_AT,
                         SOLVER_DEFAULTS, TIE_THRESHOLDS, BinaryRescaling, ReferenceLadder,
-                        _data_span, derive_box_duals, installed_solvers, quad, run_cvxpy)
+                        derive_box_duals, installed_solvers, quad, run_cvxpy)
 
 
 class _Immutable(abc.ABCMeta):
@@ -307,7 +307,7 @@ class Problem(ReferenceLadder, abc.ABC, metaclass=_Immutable):
         exact = getattr(self, "dual_value_exact", None)
         return exact(dual) if exact is not None else self.dual_value(dual)
 
-    def certify(self, sol, tol=DEFAULT_TOL, reference="auto", *, workspace=None):
+    def certify(self, sol, tol=DEFAULT_TOL, reference="auto", *, workspace=None, mode="full"):
         """KKT certificate of ``sol`` in SPEC's canonical scaling (see :mod:`refmodels.certify`).
 
         The primal point is :meth:`primal_point` (for a binary problem ``w`` in feature
@@ -329,15 +329,28 @@ class Problem(ReferenceLadder, abc.ABC, metaclass=_Immutable):
         point gets the same residuals, to the bit, whatever ran before. ``workspace``: a
         :class:`refmodels.Workspace` whose Gram, feature map and reference optimum are
         reused (they are computed, and dropped afterwards, without one).
+
+        ``mode="cheap"``: what a fast solver asks before it says ``optimal``
+        (:mod:`refmodels.cheap`): the returned point's objective, duality gap against the
+        solver's own dual value and consistency of what it returned, by kernel products,
+        judged at a tenth of ``tol``; the full residuals where they cost little or the cheap
+        ones cannot be trusted. It never computes the reference optimum (``reference`` is
+        ignored).
         """
+        if mode not in ("full", "cheap"):
+            raise ValueError(f"mode must be 'full' or 'cheap'; got {mode!r}")
         with _using(workspace, owner=self):
             self._check_solution(sol)
+            if mode == "cheap":
+                from .cheap import certify_cheap
+
+                return certify_cheap(self, sol, tol)
             ref, why = self._reference_or_reason(reference)
             try:
                 ctx = self._point_context(sol)
                 cert = self._certify_at(ctx, tol)
             except np.linalg.LinAlgError as exc:
-                span = _data_span(self)
+                span = data_span(self)
                 where = f"; the data span {span:.0e}: scale the features" if span else ""
                 raise SolverError(f"the certificate of {type(self).__name__} cannot be "
                                   f"computed: a factorisation failed ({exc}){where}") from exc

@@ -542,7 +542,7 @@ class DRR(Problem):
         return float(np.linalg.norm(w - p) / t), 1.0 + float(np.linalg.norm(self.K_x[:, j])
                                                               + np.linalg.norm(self.Q_D @ w))
 
-    def certify(self, sol, tol=DEFAULT_TOL, reference="auto", *, workspace=None):
+    def certify(self, sol, tol=DEFAULT_TOL, reference="auto", *, workspace=None, mode="full"):
         """Certificate of ``sol`` (one per test point, merged by the worst residual).
 
         Per test point ``w``:
@@ -559,9 +559,15 @@ class DRR(Problem):
           (``reference="auto"``: computed when ``m <= AUTO_REFERENCE_MAX_M``; ``True``;
           ``False``; or a :class:`Solution`).
 
-        ``workspace``: as in :meth:`refmodels.base.Problem.certify`.
+        ``workspace``, ``mode``: as in :meth:`refmodels.base.Problem.certify`.
         """
+        if mode not in ("full", "cheap"):
+            raise ValueError(f"mode must be 'full' or 'cheap'; got {mode!r}")
         with _using(workspace, owner=self):
+            if mode == "cheap":
+                from .cheap import certify_cheap
+
+                return certify_cheap(self, sol, tol)
             return self._certify_drr(sol, tol, reference)
 
     def _certify_drr(self, sol, tol, reference):

@@ -746,7 +746,8 @@ class McODM(_MultiClassData):
                 raise ValueError("give at least one of coef, W or dual")
         return self.relaxed(M).solution_from(coef=coef, W=W, dual=dual, xi=xi, eps=eps)
 
-    def certify(self, sol, tol=DEFAULT_TOL, reference="auto", M=None, *, workspace=None):
+    def certify(self, sol, tol=DEFAULT_TOL, reference="auto", M=None, *, workspace=None,
+                mode="full"):
         """Certificate of an Alg. 3 solution (the original problem is non-convex).
 
         Certifies the relaxed QP (eq. 20) at ``M`` (default ``sol.info["M"]``, the ``M``
@@ -758,8 +759,17 @@ class McODM(_MultiClassData):
         ``||W|| max_i ||phi(x_i)||`` did, which let an ``M`` 17 off scores of at most 34 pass
         on Gram entries of 1e15). A certificate
         that holds says ``W`` is (to ``tol``) a fixed point of Alg. 3: a KKT point of the
-        relaxed QP at its own ``M``. It says nothing about global optimality.
+        relaxed QP at its own ``M``. It says nothing about global optimality. ``workspace``,
+        ``mode``: as in :meth:`refmodels.base.Problem.certify`.
         """
+        if mode not in ("full", "cheap"):
+            raise ValueError(f"mode must be 'full' or 'cheap'; got {mode!r}")
+        if mode == "cheap":
+            from .cheap import certify_cheap
+            from .workspace import using
+
+            with using(workspace, owner=self):
+                return certify_cheap(self, sol, tol)
         W = self._W_of(sol)
         if M is None:
             M = sol.info.get("M") if isinstance(sol.info, dict) else None

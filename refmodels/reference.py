@@ -11,10 +11,10 @@ import time
 import warnings
 
 import numpy as np
-import scipy.sparse as sp
 from scipy.optimize import lsq_linear
 
 from . import kernels as _k
+from ._numeric import data_span
 from .certify import DEFAULT_TOL
 from .solution import Solution, SolverError
 from .workspace import active as _active_workspace, using as _using
@@ -77,14 +77,6 @@ def installed_solvers():
 
         _INSTALLED_SOLVERS.extend(cp.installed_solvers())
     return _INSTALLED_SOLVERS
-
-
-def _data_span(prob):
-    X = getattr(prob, "X", None)
-    if X is None:
-        return None
-    data = X.data if sp.issparse(X) else np.asarray(X)
-    return float(np.max(np.abs(data))) if data.size else None
 
 
 def run_cvxpy(problem, solver, verbose=False, ladder=False, **options):
@@ -253,7 +245,7 @@ class ReferenceLadder:
                 return sol
         log = "; ".join(f"{a[1]} {a[0]}: {a[3]}" for a in attempts)
         hint = ""
-        span = _data_span(self)
+        span = data_span(self)
         if span is not None and (span > 1e3 or span < 1e-3):
             hint = f" The data span {span:.0e}: scale the features."
         raise SolverError(f"no reference point for {type(self).__name__} certifies at "

@@ -111,8 +111,9 @@ def test_same_point_same_certificate_whatever_ran_before(family, seed, order):
     """The same point (a fast solve's, perturbed by 1e-7 so that it sits near the
     tolerance's edge) certified on a fresh problem, then on one object after fast.solve,
     prob.solve, fast.path and another certificate, run in a drawn order, with the object's
-    own workspace kept throughout: the verdict and every residual agree to the bit, and the
-    object's attributes are unchanged."""
+    own workspace kept throughout: the verdict and every residual agree to the bit (of the
+    full certificate and of its cheap mode, which the fast solvers ask), and the object's
+    attributes are unchanged."""
     prob, desc = make_problem(family, seed)
     note(f"{desc} order={order}")
     try:
@@ -133,6 +134,7 @@ def test_same_point_same_certificate_whatever_ran_before(family, seed, order):
     try:
         fresh = _quiet(make, prob)
         baseline = _quiet(twin.certify, fresh)
+        cheap = _quiet(twin.certify, fresh, mode="cheap")
     except (rm.SolverError, ValueError):
         return
     snap = _snapshot(prob)
@@ -153,6 +155,7 @@ def test_same_point_same_certificate_whatever_ran_before(family, seed, order):
             pass
         _same_cert(baseline, _quiet(prob.certify, fresh, workspace=ws))
         _same_cert(baseline, _quiet(prob.certify, fresh))
+        _same_cert(cheap, _quiet(prob.certify, fresh, mode="cheap", workspace=ws))
     _assert_unchanged(prob, snap)
 
 
