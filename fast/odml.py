@@ -54,8 +54,8 @@ certificate derives the multipliers from the margins).
 """
 from __future__ import annotations
 
+import hashlib
 import time
-import weakref
 
 import numpy as np
 import scipy.linalg as sla
@@ -90,23 +90,6 @@ def primal_objective(gamma, wnorm2, lam, mu1, mu2):
             + lam / m * float(np.sum(np.maximum(0.0, 1.0 - gamma))))
 
 
-#: the Woodbury data of the last Gram seen (:func:`woodbury_data`): one slot,
-#: ``_WOODBURY["entry"] = (weak reference to the Gram array, (c, y bytes), H, L)``, dropped
-#: with its Gram array. The entry is one tuple, read once and replaced whole: a thread (a
-#: ``joblib`` threading or Dask backend runs :mod:`fast.cv`'s paths in threads) that finds
-#: its Gram in the slot takes that Gram's ``H`` and ``L`` even if another thread replaces
-#: the slot in between (with separate keys, it could read the key of one entry and the
-#: ``H`` of the next: another problem's factor)
-_WOODBURY = {}
-
-
-def _drop_woodbury(ref):
-    """The weak reference's callback: the slot goes with its Gram array (not a newer one)."""
-    entry = _WOODBURY.get("entry")
-    if entry is not None and entry[0] is ref:
-        _WOODBURY.pop("entry", None)
-
-
 def woodbury_data(G, y, c):
     """``(H, solve)``: ``H = Y G (I + AG)^{-1} Y`` (SPEC §2, the stable form of
     :func:`refmodels.odml.woodbury_H`) and ``solve(u) = (I + AG)^{-1} u``
@@ -114,28 +97,22 @@ def woodbury_data(G, y, c):
 
     ``c = 2 mu1 / m`` does not depend on the path's parameter (``lam`` of ODML, ``C`` of LDM,
     whose ``mu1 = 2 lam1``), so along :func:`fast.path` (whose problems share one Gram
-    array) ``H`` and the factor are built once and kept for the last Gram array seen (by
-    identity, with ``y`` and ``c``): they are most of the cost of a point (KEEL spambase,
-    m = 3,000, RBF, C = 1; validation/decisions.md). Like the problem's own caches, this
-    assumes the Gram array is not modified in place."""
+    array and one workspace) ``H`` and the factor are built once and kept in the workspace
+    of the call, keyed on the Gram array (by identity), ``c`` and ``y``: they are most of the
+    cost of a point (KEEL spambase, m = 3,000, RBF, C = 1; validation/decisions.md). Like
+    every workspace entry, this assumes the Gram array is not modified in place."""
     from refmodels.odml import (_check_woodbury_args, _woodbury_apply, _woodbury_factor,
                                 _woodbury_H_from)
 
     y = np.asarray(y, dtype=np.float64)
-    key = (float(c), y.tobytes())
-    entry = _WOODBURY.get("entry")                 # one read: a consistent (G, key, H, L)
-    if entry is not None and entry[0]() is G and entry[1] == key:
-        H, L = entry[2], entry[3]
-    else:
-        Gs, y, c = _check_woodbury_args(G, y, c)
-        PG, L = _woodbury_factor(Gs, y, c) if c != 0.0 else (None, None)
-        H = _woodbury_H_from(Gs, y, c, PG, L)
-        del Gs, PG                         # (not kept: two m x m arrays fewer)
-        _WOODBURY.pop("entry", None)       # (the old H goes before the new one is kept)
-        try:
-            _WOODBURY["entry"] = (weakref.ref(G, _drop_woodbury), key, H, L)
-        except TypeError:                  # not weak-referenceable: not kept
-            pass
+
+    def build():
+        Gs, ys, cs = _check_woodbury_args(G, y, c)
+        PG, L = _woodbury_factor(Gs, ys, cs) if cs != 0.0 else (None, None)
+        return _woodbury_H_from(Gs, ys, cs, PG, L), L          # (PG is not kept)
+
+    labels = hashlib.sha1(y.tobytes()).hexdigest()             # y by value
+    H, L = _common.kept(None, "woodbury", build, on=(G, float(c), labels))
     m = y.shape[0]
 
     def solve(u):

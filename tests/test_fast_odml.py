@@ -225,27 +225,29 @@ def test_ldm_nearly_singular_dual_reaches_the_optimum_by_the_interior_point_poli
 def test_woodbury_data_is_the_reference_and_kept_along_a_path(monkeypatch):
     """``H`` and the factor of ``I + RGR`` do not depend on LDM's C (nor ODML's lam), so
     along fast.path they are built once (they are most of a point's cost); they equal
-    refmodels' woodbury_H / woodbury_solve, and a new Gram, ``y`` or ``c`` rebuilds them."""
-    import gc
-
+    refmodels' woodbury_H / woodbury_solve, are kept in the workspace of the call (nothing
+    outside one), and a new Gram, ``y`` or ``c`` rebuilds them."""
     import refmodels.odml as ro
     from fast import odml as fo
+    from refmodels.workspace import using
 
     X, y, k, _ = random_binary(3, m=60, d=3, kernel="rbf")
     G = k.gram(X)
     u = np.random.default_rng(0).standard_normal(60)
-    for c in (0.0, 1e-3, 5.0):
-        H, solve = fo.woodbury_data(G, y, c)
-        np.testing.assert_allclose(H, ro.woodbury_H(G, y, c), rtol=0, atol=1e-12)
-        np.testing.assert_allclose(solve(u), ro.woodbury_solve(G, y, c, u), rtol=0,
-                                   atol=1e-12 * (1 + np.max(np.abs(u))))
-    assert fo.woodbury_data(G, y, 5.0)[0] is H                  # kept
-    assert fo.woodbury_data(G, y, 1e-3)[0] is not H             # another c
-    assert fo.woodbury_data(G, -y, 1e-3)[0] is not fo.woodbury_data(G, y, 1e-3)[0]
-    assert fo.woodbury_data(G.copy(), y, 1e-3)[0] is not fo.woodbury_data(G, y, 1e-3)[0]
-    del G, H, solve
-    gc.collect()
-    assert not fo._WOODBURY                                     # dropped with its Gram
+    assert fo.woodbury_data(G, y, 5.0)[0] is not fo.woodbury_data(G, y, 5.0)[0]  # no call
+    ws = rm.Workspace()
+    with using(ws):
+        for c in (0.0, 1e-3, 5.0):
+            H, solve = fo.woodbury_data(G, y, c)
+            np.testing.assert_allclose(H, ro.woodbury_H(G, y, c), rtol=0, atol=1e-12)
+            np.testing.assert_allclose(solve(u), ro.woodbury_solve(G, y, c, u), rtol=0,
+                                       atol=1e-12 * (1 + np.max(np.abs(u))))
+        assert fo.woodbury_data(G, y, 5.0)[0] is H                  # kept
+        assert fo.woodbury_data(G, y, 1e-3)[0] is not H             # another c
+        assert fo.woodbury_data(G, -y, 1e-3)[0] is not fo.woodbury_data(G, y, 1e-3)[0]
+        assert fo.woodbury_data(G.copy(), y, 1e-3)[0] is not fo.woodbury_data(G, y, 1e-3)[0]
+    assert len(ws) > 0
+    ws.clear()                                                      # the workspace's to drop
 
     calls = []
     factor = ro._woodbury_factor
@@ -259,9 +261,8 @@ def test_woodbury_data_is_the_reference_and_kept_along_a_path(monkeypatch):
             sols = fast.path(prob, method=method, **{name: grid})
             assert len(calls) == 1                              # one factor for the path
             for v, sol in zip(grid, sols):                      # = a solve from scratch
-                fo._WOODBURY.clear()
                 p = cls(X, y, kernel=k, **{name: v}, **other)
-                ref = fast.solve(p, method=method, warm_start=sol)
+                ref = fast.solve(p, method=method, warm_start=sol, workspace=rm.Workspace())
                 assert sol.status == ref.status == "optimal"
                 assert rel(sol.objective, ref.objective) <= 1e-9
 

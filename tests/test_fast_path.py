@@ -526,7 +526,6 @@ def test_woodbury_cache_is_a_cold_solve_at_extreme_scale(family, param, other, v
         Hs.append(out[0])
         return out
     monkeypatch.setattr(fo, "woodbury_data", recorded)
-    fo._WOODBURY.clear()
     records, sols = _path_recorded(prob, {param: grid}, method=method, random_state=0)
     assert len(Hs) >= len(grid) and all(H is Hs[0] for H in Hs)  # built once for the path
     _assert_path_trusted(prob, param, grid, records, sols, False)
@@ -537,8 +536,8 @@ def test_woodbury_cache_is_a_cold_solve_at_extreme_scale(family, param, other, v
         cold_kept = sol.info["path"]["cold_retry"] and not sol.info["path"]["warm_started"]
         start = (None if prev is None or cold_kept
                  else fp._scaled_start(prev, var, prev_v, v))
-        fo._WOODBURY.clear()
-        cold = _quiet(fast.solve, p, method=method, random_state=0, warm_start=start)
+        cold = _quiet(fast.solve, p, method=method, random_state=0, warm_start=start,
+                      workspace=rm.Workspace())                  # nothing kept from the path
         assert cold.status == sol.status
         np.testing.assert_array_equal(cold.variables[var], sol.variables[var])
         np.testing.assert_array_equal(cold.coef, sol.coef)
@@ -565,62 +564,45 @@ def test_woodbury_cache_never_hands_one_problem_anothers_factor():
     ws = rm.Workspace()                                   # shared by the interleaved solves
     cold = []
     for p in probs:
-        fo._WOODBURY.clear()
-        cold.append(_quiet(fast.solve, p, random_state=0))
+        cold.append(_quiet(fast.solve, p, random_state=0, workspace=rm.Workspace()))
     for order in (range(len(probs)), reversed(range(len(probs))), [0, 1, 0, 3, 0, 4, 5, 2]):
         for i in order:
             sol = _quiet(fast.solve, probs[i], random_state=0, workspace=ws)  # as left
             np.testing.assert_array_equal(sol.coef, cold[i].coef)
             assert sol.status == cold[i].status
     # ODML(lam = m C, mu1 = 2 lam1, mu2 = lam2) is LDM(C, lam1, lam2): the same key, the
-    # same factor, taken from the cache
-    H0, _ = fo.woodbury_data(G1, y1, 2.0 * 0.5 / 20)
-    assert fo.woodbury_data(G1, y1, 2.0 * (2.0 * 0.25) / 20)[0] is H0
+    # same factor, taken from the workspace
+    from refmodels.workspace import using
+
+    with using(ws):
+        H0, _ = fo.woodbury_data(G1, y1, 2.0 * 0.5 / 20)
+        assert fo.woodbury_data(G1, y1, 2.0 * (2.0 * 0.25) / 20)[0] is H0
 
 
-def test_woodbury_cache_entry_is_read_once(monkeypatch):
-    """The cache slot is one ``(Gram, key, H, L)`` entry read once: a solve that finds its
-    Gram there gets that Gram's H and factor even if another thread (fast.cv's paths under
-    a joblib threading or Dask backend) replaces the slot in between. Simulated: the slot's
-    first read triggers another problem's Woodbury data (same shapes, same y and c). With the
-    key, H and L as separate items (before), the first problem got the second's H."""
+def test_woodbury_data_in_threads_each_get_their_own_gram():
+    """fast.cv's paths may run in threads (joblib's threading or Dask backend) sharing one
+    workspace: the Woodbury entry is one value ``(H, L)`` stored and read whole, so each
+    thread gets its own Gram's ``H`` and solve, whatever the interleaving."""
+    from concurrent.futures import ThreadPoolExecutor
+
     from fast import odml as fo
+    from refmodels.workspace import using
 
     X1, y, k = _raw_poly(7, m=30)
-    X2 = X1[::-1].copy()
-    G1, G2 = k.gram(X1), k.gram(X2)
-    c = 0.05
-    u = np.linspace(-1.0, 1.0, 30)
-    fo._WOODBURY.clear()
-    H2 = fo.woodbury_data(G2, y, c)[0].copy()
-    fo._WOODBURY.clear()
-    H1, solve1 = fo.woodbury_data(G1, y, c)                  # G1's entry in the slot
-    H1, x1 = H1.copy(), solve1(u)
-    assert not np.allclose(H1, H2)
+    grams = [k.gram(X1), k.gram(X1[::-1].copy()), k.gram(X1[::2].repeat(2, axis=0))]
+    c, u = 0.05, np.linspace(-1.0, 1.0, 30)
+    alone = [(fo.woodbury_data(G, y, c)[0], fo.woodbury_data(G, y, c)[1](u)) for G in grams]
+    ws = rm.Workspace()
 
-    class Interleaved(dict):
-        fired = False
+    def one(i):
+        with using(ws):
+            H, solve = fo.woodbury_data(grams[i % 3], y, c)
+            return i % 3, H.copy(), solve(u)
 
-        def _other(self):
-            if not Interleaved.fired:
-                Interleaved.fired = True
-                fo.woodbury_data(G2, y, c)                    # the "other thread"
-
-        def get(self, *a):
-            out = dict.get(self, *a)
-            self._other()
-            return out
-
-        def __getitem__(self, key):
-            out = dict.__getitem__(self, key)
-            self._other()
-            return out
-
-    monkeypatch.setattr(fo, "_WOODBURY", Interleaved(fo._WOODBURY))
-    H, solve = fo.woodbury_data(G1, y, c)
-    assert Interleaved.fired
-    np.testing.assert_array_equal(H, H1)
-    np.testing.assert_array_equal(solve(u), x1)
+    with ThreadPoolExecutor(4) as pool:
+        for i, H, x in pool.map(one, range(24)):
+            np.testing.assert_array_equal(H, alone[i][0])
+            np.testing.assert_array_equal(x, alone[i][1])
 
 
 @pytest.mark.parametrize("family,seed,rescale,grid", [
