@@ -192,7 +192,7 @@ def test_tron_formed_hessian_reaches_the_same_optimum(seed):
         w, gamma, info = _tron.minimize(_tron.Data(X, y), _tron.LOSS_ODM, (c, mu, th),
                                         dense_max=dm)
         out[dm] = (w, info)
-    (w0, i0), (w1, i1) = out[0], out[None]
+    (_, i0), (w1, i1) = out[0], out[None]
     assert i1["stop"] in ("tol", "max_iter", "stalled")
     if i0["converged"] and i1["converged"]:
         assert abs(i0["f"] - i1["f"]) <= 1e-9 * (1.0 + abs(i0["f"])), (i0, i1)

@@ -27,7 +27,7 @@ expansion on the mean-centred rows was off by up to ``1.8e-4`` with one row at `
 """
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
 from scipy.spatial.distance import cdist
 
 import fast
