@@ -342,6 +342,7 @@ class Problem(ReferenceLadder, abc.ABC, metaclass=_Immutable):
                 raise SolverError(f"the certificate of {type(self).__name__} cannot be "
                                   f"computed: a factorisation failed ({exc}){where}") from exc
             self._add_objective_gap(cert, cert.values["objective"], ref, why, ctx)
+            cert.problem, cert.solution = self, sol    # what it certifies (cert.diagnose())
             return cert
 
     def _point_context(self, sol):
@@ -568,14 +569,16 @@ class BinaryProblem(BinaryRescaling, Problem):
             if k in sol.variables and sol.variables[k] is not None:
                 check_vector(sol.variables[k], self._dual_size(k), f"sol.variables[{k!r}]")
 
-    def solution_from(self, w=None, coef=None, intercept=None, dual=None, **primal):
+    def solution_from(self, w=None, coef=None, intercept=None, dual=None, source="user", **primal):
         """A :class:`Solution` from a user's own arrays, ready for :meth:`certify`.
 
         Give linear weights ``w`` (linear kernel only), or coefficients ``coef`` over the
         training points, and/or the dual variables by their SPEC names in ``dual``.
         With only a dual, the primal point is recovered by SPEC's map (``coef_from_dual``).
         Explicit primal slack variables (e.g. ``xi=``) may be given; otherwise they are
-        the smallest feasible ones for the point.
+        the smallest feasible ones for the point. ``source`` (``info["source"]``) names where
+        the point comes from (``"user"``, ``"libsvm"``, ``"liblinear"``, ``"sklearn.SVC"``,
+        ...): :meth:`Certificate.explain` offers a library's causes only for its points.
         """
         variables = {}
         if w is not None:
@@ -614,7 +617,8 @@ class BinaryProblem(BinaryRescaling, Problem):
             if intercept is None and b_dual is not None:
                 intercept = b_dual
         sol = Solution(objective=np.nan, coef=coef, intercept=intercept or 0.0,
-                       variables=variables, status="user", solver="user", form="user")
+                       variables=variables, status="user", solver="user", form="user",
+                       info={"source": str(source)})
         wv, b = self._primal_point(sol)
         sol.objective = self.primal_value(wv, b)
         return sol
