@@ -129,6 +129,29 @@ def _plain(change):
             for k, v in change.items()}
 
 
+def with_foreign_intercept(prob, sol, b):
+    """``sol`` carrying the intercept ``b`` a solver returned for a problem that has none
+    (``sol.info["intercept"]``, which the diagnosis reads); certify it with
+    :func:`certify_foreign_intercept`."""
+    sol.info["intercept"] = float(b)
+    return sol
+
+
+def certify_foreign_intercept(prob, sol, tol, reference):
+    """``prob.certify(sol)``, failing with a residual ``intercept (none here)``
+    when the solver returned an intercept ``b != 0`` the problem does not have (its
+    predictions are not the point certified): ``|b|`` scaled by ``1 + max_i |f(x_i)|``."""
+    cert = prob.certify(sol, tol=tol, reference=reference)
+    b = sol.info.get("intercept") if isinstance(sol.info, dict) else None
+    if b is not None and not prob.has_intercept and b != 0.0:
+        w = prob._primal_point(sol)[0]
+        f = np.asarray(prob.F @ w).ravel() if prob.kernel.is_linear or sol.coef is None \
+            else prob.gram_times(np.asarray(sol.coef, float))
+        cert.add("intercept (none here)", abs(float(b)),
+                 1.0 + float(np.max(np.abs(f), initial=0.0)))
+    return cert
+
+
 # ---------------------------------------------------------------------------------------
 # the point and the problems around it
 # ---------------------------------------------------------------------------------------

@@ -180,6 +180,11 @@ def build_parser():
                    help="compute the reference optimum for the objective gap (default: when "
                         "m <= 2000)")
     c.add_argument("--json", action="store_true", help="print the certificate as JSON")
+    c.add_argument("--diagnose", action="store_true",
+                   help="when the certificate fails, certify the point on the nearby problems "
+                        "a solver writer plausibly solved instead (loss weights scaled by m or "
+                        "2, the papers' parametrisations, intercept conventions, squared "
+                        "hinge, flipped labels) and name those it is optimal for")
     c.add_argument("--verbose", "-v", action="store_true",
                    help="print every array (objectives per test point, mu, dual variables)")
     c.set_defaults(func=cmd_certify)
