@@ -19,7 +19,8 @@ the point on each candidate problem:
   of value ``s`` appended to every point, LIBLINEAR's ``-B s``: ``s`` fitted, and 1);
 * the squared hinge for the hinge (SVM: the L2-SVM, ODM with ``theta = 0``, ``mu = 0``,
   ``lam = C m``);
-* the labels flipped; RBF's ``gamma`` read as ``sigma`` (``1/(2 gamma^2)``, ...).
+* the labels flipped; RBF's ``gamma`` read as the width ``sigma`` (``1/(2 gamma^2)``) or as
+  ``sigma^2`` (``1/(2 gamma)``).
 
 A candidate is named only when its certificate holds (at the certificate's tolerance, with
 the KKT residuals and the duality gap; the reference optimum is not solved again). The
@@ -501,8 +502,10 @@ def _candidates(prob, pt):
     b = pt.b
     fi = "fit_intercept" in inspect.signature(type(prob).__init__).parameters
 
+    space = _space(prob)
+
     def same(**ch):
-        return lambda: (lambda q: (q, pt.on(q)))(rebuild(prob, **ch))
+        return lambda: (lambda q: (q, pt.on(q)))(rebuild(prob, **{**space, **ch}))
 
     # 1. one loss weight, or all, scaled by m, 1/m, 2, 1/2
     for f, words in ((m, "·m"), (1.0 / m, "/m"), (2.0, "·2"), (0.5, "/2")):
@@ -564,7 +567,8 @@ def _candidates(prob, pt):
                 yield ({"intercept": "free"}, "the problem with a free intercept",
                        "your solver fits an intercept (unregularised) that this problem "
                        "does not have", 1,
-                       lambda: (lambda q: (q, pt.on(q)))(rebuild(prob, cls=cls, b0=b)))
+                       lambda: (lambda q: (q, pt.on(q)))(rebuild(prob, cls=cls, b0=b,
+                                                                 **space)))
     if b != 0.0 and not getattr(prob, "kernel").is_precomputed:
         for s, rank in _bias_scales(prob, pt):
             w_aug = np.concatenate([pt.w, [b / s]])
@@ -588,12 +592,23 @@ def _candidates(prob, pt):
     # 6. RBF's gamma read as sigma
     if isinstance(prob.kernel, _k.RBF):
         g = prob.kernel.gamma
-        for val, words in ((1 / (2 * g * g), "1/(2γ²)"), (1 / (2 * g), "1/(2γ)"),
-                           (1 / g, "1/γ"), (g * g, "γ²"), (2 * g, "2γ"), (g / 2, "γ/2")):
+        for val, words in ((1 / (2 * g * g), "1/(2γ²)"), (1 / (2 * g), "1/(2γ)")):
             yield ({"gamma": val}, f"the RBF kernel with gamma' = {words} = {val:.6g}",
                    "your solver probably reads gamma as the width σ of exp(-||x-z||²/(2σ²)) "
                    "or writes the kernel with another convention", 2,
-                   same(kernel=_k.RBF(gamma=val)))
+                   lambda val=val: (lambda q: (q, pt.on(q)))(
+                       rebuild(prob, kernel=_k.RBF(gamma=val))))
+
+
+def _space(prob):
+    """The constructor arguments that put a candidate in the problem's feature space: none
+    for the linear kernel; the empirical kernel map ``F`` (computed once, shared by every
+    candidate) with the linear kernel otherwise, so that a candidate costs no new
+    eigendecomposition (its certificate then uses ``F``'s margins, as the kernel problem's
+    stationarity does)."""
+    if prob.kernel.is_linear:
+        return {}
+    return {"X": _F(prob), "kernel": _k.Linear()}
 
 
 def _bias_scales(prob, pt):
@@ -631,10 +646,11 @@ def _bias_builder(prob, pt, s, w_aug):
 
 
 def _l2svm_build(prob, pt, lam):
+    sp_ = _space(prob) or {"X": prob.X, "kernel": prob.kernel}
     if prob.has_intercept:
-        q = _L2SVMIntercept(prob.X, prob.y, lam=lam, kernel=prob.kernel, b0=pt.b)
+        q = _L2SVMIntercept(sp_["X"], prob.y, lam=lam, kernel=sp_["kernel"], b0=pt.b)
     else:
-        q = _L2SVM(prob.X, prob.y, lam=lam, kernel=prob.kernel)
+        q = _L2SVM(sp_["X"], prob.y, lam=lam, kernel=sp_["kernel"])
     return q, pt.on(q)
 
 
@@ -677,11 +693,12 @@ def _fitted(prob, pt, candidates_done):
         reason = "; ".join(dict.fromkeys(reasons))
 
         def build(change=change, extra=extra, b=b):
+            space = _space(prob)
             if extra:
                 cls = intercept_variant(type(prob))
-                q = rebuild(prob, cls=cls, b0=b, **change)
+                q = rebuild(prob, cls=cls, b0=b, **space, **change)
             else:
-                q = rebuild(prob, **change)
+                q = rebuild(prob, **space, **change)
             return q, pt.on(q)
         yield full, desc, reason, 3, build
 
@@ -812,15 +829,21 @@ def _supported(prob):
     return isinstance(prob, (SVM, ODML, LDM, ODM, SVMm))
 
 
+#: when no candidate fits, a feasible point whose objective-valued residuals (duality and
+#: objective gaps, relative to the objective) are at most this looks stopped early
+STOPPED_GAP = 0.5
+
+
 def _looks_stopped(cert):
-    """Feasible, and the objective-valued residuals small: the right problem, unfinished."""
-    from .explain import CLOSE, GAP_RESIDUALS
+    """Feasible, with the objective within :data:`STOPPED_GAP` of the optimum (relative):
+    the problem's own point, unfinished (no nearby problem fitted it)."""
+    from .explain import GAP_RESIDUALS
 
     res = {k: abs(s) for k, (_, s) in cert.residuals.items()}
     feasible = res.get("dual feasibility", 0.0) <= cert.tol and \
         res.get("primal feasibility", 0.0) <= cert.tol
     gaps = [res[k] for k in GAP_RESIDUALS if k in res]
-    return bool(feasible and gaps and max(gaps) <= CLOSE)
+    return bool(feasible and gaps and max(gaps) <= STOPPED_GAP)
 
 
 def _stopped_verdict(cert, prob, stopped, sol=None):
@@ -833,7 +856,7 @@ def _stopped_verdict(cert, prob, stopped, sol=None):
                + (f", duality gap {gap:.1e}" if gap is not None else "")
                + (f", objective gap {ogap:.1e}" if ogap is not None else ""))
     if stopped:
-        return (f"no nearby problem fits the point better, and it looks stopped early: it is "
+        return (f"no nearby problem tried fits the point, and it looks stopped early: it is "
                 f"feasible and its objective is close to this problem's optimum ({figures})"
                 f"{trend}. Solve to a tighter tolerance, or certify with tol >= "
                 f"{cert.holds_at:.1g}")
@@ -865,6 +888,8 @@ def _trend(cert, prob, sol):
                                        if prob.has_intercept else None, source="diagnose")
             vals.append(prob.certify(s, tol=cert.tol, reference=False).holds_at)
     except Exception:                                 # noqa: BLE001 - the trend is an aside
+        return ""
+    if not (vals[1] <= vals[0] <= cert.holds_at):
         return ""
     return (f"; on the way to the reference optimum holds_at falls from {cert.holds_at:.1g} "
             f"to {vals[0]:.1g} (half way) and {vals[1]:.1g} (90 %)")

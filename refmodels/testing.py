@@ -20,9 +20,10 @@ the family's hyperparameters by their names (``lam``, ``mu``, ``theta`` for ODM;
 ``"rbf"`` (with ``gamma``: ``exp(-gamma ||x - z||^2)``) or ``"poly"`` (with ``degree``,
 ``gamma``, ``coef0``: ``(gamma x^T z + coef0)^degree``). It returns the point: a dict with
 ``w`` (linear weights) or ``coef`` (``f(x) = sum_i coef_i k(x_i, x) + intercept``), an
-optional ``intercept`` (or ``b``) and optional dual variables by their SPEC names
-(``alpha``, ``zeta``, ``beta``, ...), or a :class:`refmodels.Solution`, or an array (``w``
-for the linear kernel, ``coef`` otherwise).
+optional ``intercept`` (or ``b``), optional dual variables by their SPEC names
+(``alpha``, ``zeta``, ``beta``, ...) and an optional ``source`` (``"libsvm"``,
+``"sklearn.SVC"``, ...: the library's causes are then offered), or a
+:class:`refmodels.Solution`, or an array (``w`` for the linear kernel, ``coef`` otherwise).
 """
 from __future__ import annotations
 
@@ -137,7 +138,9 @@ def as_solution(prob, point):
     in ``info["intercept"]`` (certified as a failing residual, and diagnosed)."""
     from .diagnose import with_foreign_intercept
 
+    source = "user"
     if isinstance(point, Solution):
+        source = str((point.info or {}).get("source", "user"))
         d = {"intercept": point.intercept, **{k: v for k, v in point.variables.items()
                                               if v is not None and k != "b"}}
         if point.coef is not None:
@@ -147,6 +150,7 @@ def as_solution(prob, point):
         arr = np.asarray(point, dtype=float)
         point = {"w": arr} if prob.kernel.is_linear else {"coef": arr}
     point = dict(point)
+    source = str(point.pop("source", source))
     if "b" in point and "intercept" not in point:
         point["intercept"] = point.pop("b")
     b = point.pop("intercept", None)
@@ -162,7 +166,7 @@ def as_solution(prob, point):
         dual = {}
     foreign = b if (b is not None and not prob.has_intercept and b != 0.0) else None
     sol = prob.solution_from(**kw, intercept=None if foreign is not None else b,
-                             dual=dual or None, source="user")
+                             dual=dual or None, source=source)
     if foreign is not None:
         with_foreign_intercept(prob, sol, foreign)
     return sol
@@ -299,11 +303,9 @@ def _short_cause(case):
 
 def _plan(n, scales, kernels, seed):
     """``[(seed, scale, kernel)]``: ``n`` cases cycling over the scales and kernels."""
-    if scales == "all":
+    scales = (scales,) if isinstance(scales, str) else tuple(scales)
+    if "all" in scales:
         scales = tuple(SCALES)
-    elif isinstance(scales, str):
-        scales = (scales,)
-    scales = tuple(scales)
     for s in scales:
         if s not in SCALES:
             raise ValueError(f"scales must be 'all' or names from {sorted(SCALES)}; got {s!r}")
