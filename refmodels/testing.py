@@ -217,6 +217,9 @@ class Report:
     def __init__(self, family, cases, tol, fixed=None, elapsed=0.0, n_worst=3):
         self.family, self.cases, self.tol, self.fixed = family, list(cases), tol, fixed
         self.elapsed, self.n_worst = elapsed, n_worst
+        #: ``reproduce(case) -> str``: the code that reproduces a case (default: Python
+        #: with your ``solve``; the command line gives its own command)
+        self.reproduce = None
 
     @property
     def passed(self):
@@ -277,7 +280,8 @@ class Report:
             if c.diagnosis is not None:
                 lines += [f"    {t}" for t in str(c.diagnosis).splitlines()]
             lines.append("    reproduce:")
-            lines += [f"      {t}" for t in c.code(self.fixed).splitlines()]
+            code = self.reproduce(c) if self.reproduce else c.code(self.fixed)
+            lines += [f"      {t}" for t in code.splitlines()]
         return "\n".join(lines)
 
     __repr__ = __str__
