@@ -259,13 +259,16 @@ def _reproduce(case, args, template):
 
 
 def _progress(n, quiet=False):
-    """``update(case)`` (None at the end): tqdm's bar when installed, else one line a case."""
+    """``update(case)`` (None at the end): tqdm's bar when installed and stderr is a
+    terminal, else one line a case on stderr."""
     if quiet:
         return lambda case: None
     try:
         from tqdm import tqdm
     except ImportError:
         tqdm = None
+    if not getattr(sys.stderr, "isatty", lambda: False)():
+        tqdm = None                       # a log or a pipe gets one plain line a case
     if tqdm is not None:
         bar = tqdm(total=n, file=sys.stderr, unit="problem", leave=False)
         state = {"fails": 0}
