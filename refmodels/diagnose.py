@@ -39,7 +39,6 @@ import scipy.sparse as sp
 from scipy.optimize import nnls
 
 from . import kernels as _k
-from .solution import Solution
 
 __all__ = ["diagnose", "Diagnosis", "Candidate"]
 
@@ -186,16 +185,10 @@ def _init_args(prob):
     names = list(inspect.signature(type(prob).__init__).parameters)[1:]
     out = {}
     for name in names:
-        if name in ("X", "y"):
-            out[name] = getattr(prob, name) if name == "X" else _labels(prob)
-        elif hasattr(prob, name):
+        # the labels as SPEC's +-1 (the larger class label is +1 either way)
+        if hasattr(prob, name):
             out[name] = getattr(prob, name)
     return out
-
-
-def _labels(prob):
-    """The problem's labels as given to the constructor (SPEC's +-1 reproduce them)."""
-    return prob.y
 
 
 def rebuild(prob, cls=None, **changes):
@@ -628,13 +621,9 @@ def _bias_scales(prob, pt):
 
 def _nu_sum(prob, pt):
     """``sum_i nu_i`` of the dual point the margins (with the user's intercept) give."""
-    F = _F(prob)
     aug = _feature_problem(prob, extra_column=1.0)
-    w_aug = np.concatenate([pt.w, [pt.b]])
-    sol = aug.solution_from(w=w_aug, source="diagnose")
-    cert = aug.certify(sol, reference=False)
-    nu, _ = aug.coef_from_dual(cert.dual)
-    del F
+    sol = aug.solution_from(w=np.concatenate([pt.w, [pt.b]]), source="diagnose")
+    nu, _ = aug.coef_from_dual(aug.certify(sol, reference=False).dual)
     return float(np.sum(nu))
 
 
@@ -741,8 +730,6 @@ def diagnose(cert, *, fit=True, stopped_early_check=True):
     Diagnosis : ``candidates`` (the holding ones, best first; each with ``change``,
         ``certificate``, ``str()`` the sentence), ``verdict`` and ``stopped_early``.
     """
-    from .base import BinaryProblem
-
     prob = getattr(cert, "problem", None)
     sol = getattr(cert, "solution", None)
     if prob is None or sol is None:

@@ -332,9 +332,7 @@ def _plan(n, scales, kernels, seed):
 
 def run_case(solve, family, seed, scale, kernel, tol, fixed=None, diagnose=True):
     """One case: draw, solve, certify (reference for m <= :data:`REFERENCE_MAX_M`),
-    diagnose a failure. ``solve`` may be None to only draw (the command line runs it)."""
-    from .diagnose import certify_foreign_intercept
-
+    diagnose a failure."""
     X, y, params, prob = suite_problem(family, seed, scale, kernel, fixed=fixed)
     case = Case(family, seed, scale, kernel, prob.m, X.shape[1], params)
     t0 = time.perf_counter()
