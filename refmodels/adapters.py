@@ -64,8 +64,8 @@ def from_sklearn(estimator, X, y):
     problem : a refmodels problem (``SVM``, ``DRM``, ``ODML``, ``LDM``, ``ODM``, ``SVMm``)
     solution : ``problem.solution_from(...)`` of the estimator's fitted point, its provenance
         in ``solution.info["source"]`` (``"sklearn.SVC"``, ``"fast.ODMClassifier"``, ...).
-        Certify it with ``problem.certify(solution, tol=...)``; a tolerance near the one the estimator's
-        solver was run with (its ``tol``) is the fair one.
+        Certify it with ``problem.certify(solution, tol=...)``; a tolerance near the one the
+        estimator's solver was run with (its ``tol``) is the fair one.
 
     Raises
     ------
