@@ -11,6 +11,8 @@ the point on each candidate problem:
   by a (non-negative) least squares on the stationarity condition in ``w`` (linear in the
   weights once the margins fix which terms are active), rounded to a ratio we can name
   (``m``, ``1/m``, ``2``, ``(1-theta)^2``, ...) when one fits;
+* a term left out: ODM's band (``theta = 0``) or ``mu``; the margin variance or mean of
+  ODML / LDM; SVMm's ``eps`` or its loss above the band;
 * ODM: seed 000's ``(C1, C2, D)`` read for seed 002's ``(lam, mu, theta)``, the
   ``1/(1-theta)^2`` factor dropped or doubled, ``mu`` on the other side of the band;
   LDM/ODML: the other paper's parametrisation (``LDM(C, lam1, lam2) = ODML(mC, 2 lam1,
@@ -545,6 +547,12 @@ def _candidates(prob, pt):
         yield (ch, f"lam' = lam·m = {ch['lam']:.6g}, mu1' = 2 mu1 = {ch['mu1']:.6g}",
                "your solver probably states LDM's objective (seed 001: C on the hinge sum, "
                "the pairwise variance) with ODML's numbers", 2, same(**ch))
+    # a term of the objective left out (its weight at the neutral value)
+    for name, neutral, words in _DROPPED.get(type(prob).__name__, ()):
+        v = getattr(prob, name, None)
+        if v is not None and v != neutral:
+            yield ({name: neutral}, f"{name}' = {neutral:g}",
+                   f"your solver probably leaves out {words}", 2, same(**{name: neutral}))
     # 3. the intercept
     if has_b and fi and abs(b) == 0.0:
         yield ({"fit_intercept": False}, "the problem without an intercept",
@@ -591,6 +599,18 @@ def _candidates(prob, pt):
                    "or writes the kernel with another convention", 2,
                    lambda val=val: (lambda q: (q, pt.on(q)))(
                        rebuild(prob, kernel=_k.RBF(gamma=val))))
+
+
+#: per family: ``(parameter, neutral value, the term it stands for)``: the candidates of a
+#: solver that leaves a term out
+_DROPPED = {
+    "ODM": (("theta", 0.0, "the insensitive band (theta)"),
+            ("mu", 1.0, "mu (the weight of the loss above the band)")),
+    "ODML": (("mu1", 0.0, "the margin variance"), ("mu2", 0.0, "the margin mean")),
+    "LDM": (("lam1", 0.0, "the margin variance"), ("lam2", 0.0, "the margin mean")),
+    "SVMm": (("eps", 0.0, "the band's width eps"), ("C2", 0.0, "the loss above the band")),
+    "EpsSVM": (("C2", 0.0, "the loss above the margin"),),
+}
 
 
 def _space(prob):

@@ -416,3 +416,15 @@ def test_certify_diagnose_on_the_command_line(tmp_path):
                                  str(tmp_path / "b.npz")], capture_output=True, text=True,
                          timeout=600)
     assert bad.returncode == 2 and "intercept" in bad.stderr
+
+
+@pytest.mark.parametrize("change", [{"theta": 0.0}, {"mu": 1.0}])
+def test_an_odm_solver_that_leaves_a_term_out_is_named(change):
+    X, y = data(3, m=60, d=10)
+    m = len(y)
+    lam, mu, th = 30.0, 0.3, 0.1
+    prob = rm.ODM(X, y, lam=lam, mu=mu, theta=th)
+    th2, mu2 = change.get("theta", th), change.get("mu", mu)
+    c = lam / (m * (1 - th2) ** 2)
+    dg = diagnosis_of(prob, *newton_squared(X, y, c, c * mu2, th2))
+    assert dg.candidates and matches(dg.best.change, change), str(dg)
