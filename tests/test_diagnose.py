@@ -98,7 +98,7 @@ def matches(change, expected):
     for k, v in expected.items():
         got = change[k]
         if isinstance(v, float):
-            if not (isinstance(got, float) and abs(got / v - 1) <= 1e-9):
+            if not (isinstance(got, float) and abs(got - v) <= 1e-9 * abs(v)):
                 return False
         elif got != v:
             return False
