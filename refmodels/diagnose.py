@@ -753,8 +753,10 @@ def diagnose(cert, *, fit=True, stopped_early_check=True):
     prob = getattr(cert, "problem", None)
     sol = getattr(cert, "solution", None)
     if prob is None or sol is None:
-        raise ValueError("cert must come from problem.certify(sol) (cert.problem and "
-                         "cert.solution); a hand-made Certificate has neither")
+        raise ValueError("cert must come from problem.certify(sol) of a binary family (SVM, "
+                         "ODML, LDM, ODM, SVMm, EpsSVM: cert.problem and cert.solution are "
+                         "what it certified); a hand-made Certificate, or DRR's and McODM's, "
+                         "has neither")
     if cert.ok:
         return Diagnosis(cert, [], [], f"the certificate holds (at {cert.holds_at:.1g}): "
                          "nothing to diagnose", stopped_early=False)
