@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import refmodels as rm
-from refmodels.diagnose import intercept_variant
+from refmodels._variants import intercept_variant
 
 
 # ---- the wrong solvers ------------------------------------------------------------------
@@ -244,7 +244,7 @@ def test_rbf_gamma_read_as_sigma_is_named():
 def _gradient_descent_odm(prob, iters):
     X, y = prob.X, prob.y
     w = np.zeros(X.shape[1])
-    c = prob._c
+    c = prob.c
     L = 1 + 2 * c * max(1.0, prob.mu) * np.linalg.norm(X, 2) ** 2
     for _ in range(iters):
         g = y * (X @ w)
@@ -354,7 +354,7 @@ def test_intercept_variant_certifies_a_free_intercept_optimum(family):
     m = len(y)
     if family == "ODM":
         prob = rm.ODM(X, y, lam=4.0, mu=0.5, theta=0.2)
-        c = prob._c
+        c = prob.c
         w, b = newton_squared(X, y, c, c * 0.5, 0.2, reg_b=0.0)
     elif family == "LDM":
         prob = rm.LDM(X, y, C=0.5, lam1=0.3, lam2=0.2)
