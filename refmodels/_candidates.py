@@ -14,7 +14,7 @@ import scipy.sparse as sp
 from scipy.optimize import nnls
 
 from . import kernels as _k
-from ._variants import _L2SVM, _L2SVMIntercept, intercept_variant
+from ._variants import _L2SVM, _L2SVMIntercept, intercept_variant, with_intercept
 
 #: a fitted weight is given a name (m, 2, (1-theta)^2, ...) when it is within this relative
 #: distance of the named value; the named value is then certified itself
@@ -49,47 +49,44 @@ class _Point:
         return prob.solution_from(coef=self.coef, intercept=intercept, source="diagnose")
 
 
-def _init_args(prob):
-    """The constructor arguments of ``prob`` (as :meth:`BinaryProblem._rescaled` reads them)."""
-    names = list(inspect.signature(type(prob).__init__).parameters)[1:]
-    out = {}
-    for name in names:
-        # the labels as SPEC's +-1 (the larger class label is +1 either way)
-        if hasattr(prob, name):
-            out[name] = getattr(prob, name)
-    return out
+class Around:
+    """The original problem and the user's point, with what every candidate shares: ``F``,
+    the problem's feature matrix (dense; the empirical kernel map for a kernel), and
+    ``space``, the constructor arguments that put a candidate in that feature space: none
+    for the linear kernel; ``F`` with the linear kernel otherwise, so that a candidate costs
+    no new eigendecomposition (its certificate then uses ``F``'s margins, as the kernel
+    problem's stationarity does). Built once, in the original problem's workspace; the
+    candidates are new problems (:meth:`Problem.replace`), the original is never changed."""
 
+    def __init__(self, prob, sol):
+        self.prob = prob
+        self.pt = _Point(prob, sol)
+        F = prob.F
+        self.F = np.asarray(F.toarray() if sp.issparse(F) else F, float)
+        self.space = {} if prob.kernel.is_linear else {"X": self.F, "kernel": _k.Linear()}
 
-def rebuild(prob, cls=None, **changes):
-    """A new problem like ``prob`` with ``changes`` (constructor arguments) applied."""
-    kwargs = _init_args(prob)
-    kwargs.update(changes)
-    names = set(list(inspect.signature(type(prob).__init__).parameters)[1:]) | set(changes)
-    return (cls or type(prob))(**{k: v for k, v in kwargs.items() if k in names})
+    def problem(self, **changes):
+        """The original with ``changes`` (constructor arguments), in its feature space."""
+        return self.prob.replace(**{**self.space, **changes})
 
+    def posed(self, q):
+        """``(q, the point as a Solution of q)``."""
+        return q, self.pt.on(q)
 
-def _feature_problem(prob, extra_column=None, **changes):
-    """The problem in its feature space (``F``, linear kernel), a constant column of value
-    ``extra_column`` appended when given: a regularised bias."""
-    F = prob.F
-    if sp.issparse(F):
-        F = F.toarray()
-    F = np.asarray(F, float)
-    if extra_column is not None:
-        F = np.hstack([F, np.full((F.shape[0], 1), float(extra_column))])
-    return rebuild(prob, X=F, kernel=_k.Linear(), **changes)
+    def augmented(self, column):
+        """The problem on its features with a constant column of value ``column`` appended
+        and no intercept: a regularised bias (LIBLINEAR's ``-B column``)."""
+        F = np.hstack([self.F, np.full((self.F.shape[0], 1), float(column))])
+        free = {"fit_intercept": False} if self.prob.has_intercept else {}
+        return self.prob.replace(X=F, kernel=_k.Linear(), **free)
 
 
 # ---------------------------------------------------------------------------------------
 # fitting the loss weights to the point
 # ---------------------------------------------------------------------------------------
-def _F(prob):
-    F = prob.F
-    return np.asarray(F.toarray() if sp.issparse(F) else F, float)
-
-
-def fit_weights(prob, w, b=0.0):
-    """The loss weights for which ``w`` (with intercept ``b`` in the margins) is stationary:
+def fit_weights(prob, F, w, b=0.0):
+    """The loss weights for which ``w`` (with intercept ``b`` in the margins, ``F`` the
+    problem's feature matrix) is stationary:
     ``{name: value}``, or None when the family has no such fit. Least squares on the
     stationarity in ``w``, linear in the weights once the margins fix the active terms:
     ODM ``w = 2c F^T Y (xi - mu eps)`` (two unknowns ``c``, ``c mu``); SVM, ODML, LDM
@@ -100,7 +97,6 @@ def fit_weights(prob, w, b=0.0):
     from .odml import LDM, ODML
     from .svm import SVM
 
-    F = _F(prob)
     y, m = prob.y, prob.m
     z = F @ w + b
     gamma = y * z
@@ -207,23 +203,22 @@ def _weight_reason(words, p):
     return f"{p} is probably scaled by {words.lstrip('·')} in your solver"
 
 
-def _candidates(prob, pt):
+def _candidates(around):
     """Yield ``(change, description, reason, rank, build)``; ``build()`` returns
     ``(problem, solution)`` or raises ValueError when the candidate does not apply."""
     from .odm import ODM
     from .odml import LDM, ODML
     from .svm import SVM
 
+    prob, pt = around.prob, around.pt
     weights = tuple(getattr(prob, "rescale_params", None) or ())
     m = prob.m
     has_b = prob.has_intercept
     b = pt.b
     fi = "fit_intercept" in inspect.signature(type(prob).__init__).parameters
 
-    space = _space(prob)
-
     def same(**ch):
-        return lambda: (lambda q: (q, pt.on(q)))(rebuild(prob, **{**space, **ch}))
+        return lambda: around.posed(around.problem(**ch))
 
     # 1. one loss weight, or all, scaled by m, 1/m, 2, 1/2
     for f, words in ((m, "·m"), (1.0 / m, "/m"), (2.0, "·2"), (0.5, "/2")):
@@ -291,24 +286,23 @@ def _candidates(prob, pt):
                 yield ({"intercept": "free"}, "the problem with a free intercept",
                        "your solver fits an intercept (unregularised) that this problem "
                        "does not have", 1,
-                       lambda: (lambda q: (q, pt.on(q)))(rebuild(prob, cls=cls, b0=b,
-                                                                 **space)))
-    if b != 0.0 and not getattr(prob, "kernel").is_precomputed:
-        for s, rank in _bias_scales(prob, pt):
+                       lambda: around.posed(with_intercept(around.problem(), b)))
+    if b != 0.0 and not prob.kernel.is_precomputed:
+        for s, rank in _bias_scales(around):
             w_aug = np.concatenate([pt.w, [b / s]])
             yield ({"intercept": "regularised", "bias": s},
                    f"the problem without intercept on the features with a constant column "
                    f"{s:.6g} appended (a regularised bias b = {s:.6g}·w_b)",
                    "your solver regularises its intercept like a weight (LIBLINEAR's -B "
                    f"{s:.3g}, a constant feature {s:.3g})", rank,
-                   _bias_builder(prob, pt, s, w_aug))
+                   _bias_builder(around, s, w_aug))
     # 4. hinge against squared hinge
     if isinstance(prob, SVM):
         lam = prob.C * m
         yield ({"loss": "squared_hinge", "lam": lam},
                f"the squared hinge (the L2-SVM: ODM with θ = 0, μ = 0, lam = C·m = {lam:.6g})",
                "your solver probably minimises the squared hinge, not the hinge", 1,
-               lambda: _l2svm_build(prob, pt, lam))
+               lambda: _l2svm_build(around, lam))
     # 5. the labels flipped
     yield ({"y": "flipped"}, "the labels flipped (y' = -y)",
            "your solver probably reads the labels the other way round (+1 for the smaller "
@@ -320,8 +314,7 @@ def _candidates(prob, pt):
             yield ({"gamma": val}, f"the RBF kernel with gamma' = {words} = {val:.6g}",
                    "your solver probably reads gamma as the width σ of exp(-||x-z||²/(2σ²)) "
                    "or writes the kernel with another convention", 2,
-                   lambda val=val: (lambda q: (q, pt.on(q)))(
-                       rebuild(prob, kernel=_k.RBF(gamma=val))))
+                   lambda val=val: around.posed(prob.replace(kernel=_k.RBF(gamma=val))))
 
 
 #: per family: ``(parameter, neutral value, the term it stands for)``: the candidates of a
@@ -336,23 +329,13 @@ _DROPPED = {
 }
 
 
-def _space(prob):
-    """The constructor arguments that put a candidate in the problem's feature space: none
-    for the linear kernel; the empirical kernel map ``F`` (computed once, shared by every
-    candidate) with the linear kernel otherwise, so that a candidate costs no new
-    eigendecomposition (its certificate then uses ``F``'s margins, as the kernel problem's
-    stationarity does)."""
-    if prob.kernel.is_linear:
-        return {}
-    return {"X": _F(prob), "kernel": _k.Linear()}
-
-
-def _bias_scales(prob, pt):
+def _bias_scales(around):
     """``[(s, rank)]``: the scale of a constant column that fits the point (from the
     stationarity in its weight, ``b/s = s sum_i nu_i``), and 1 (LIBLINEAR's default)."""
+    pt = around.pt
     out = [(1.0, 1)]
     try:
-        nu_sum = _nu_sum(prob, pt)
+        nu_sum = _nu_sum(around)
     except (ValueError, np.linalg.LinAlgError, NotImplementedError):
         nu_sum = None
     if nu_sum is not None and nu_sum != 0.0 and pt.b / nu_sum > 0:
@@ -362,42 +345,46 @@ def _bias_scales(prob, pt):
     return out
 
 
-def _nu_sum(prob, pt):
-    """``sum_i nu_i`` of the dual point the margins (with the user's intercept) give."""
-    aug = _feature_problem(prob, extra_column=1.0)
+def _nu_sum(around):
+    """``sum_i nu_i`` of the dual point the margins (with the user's intercept) give: the
+    dual point the certificate derives on the augmented problem (``cert.dual``)."""
+    pt, aug = around.pt, around.augmented(1.0)
     sol = aug.solution_from(w=np.concatenate([pt.w, [pt.b]]), source="diagnose")
     nu, _ = aug.coef_from_dual(aug.certify(sol, reference=False).dual)
     return float(np.sum(nu))
 
 
-def _bias_builder(prob, pt, s, w_aug):
+def _bias_builder(around, s, w_aug):
     def build():
-        q = _feature_problem(prob, extra_column=s)
+        q = around.augmented(s)
         return q, q.solution_from(w=w_aug, source="diagnose")
     return build
 
 
-def _l2svm_build(prob, pt, lam):
-    sp_ = _space(prob) or {"X": prob.X, "kernel": prob.kernel}
+def _l2svm_build(around, lam):
+    prob = around.prob
+    X, kernel = (around.space["X"], around.space["kernel"]) if around.space else \
+        (prob.X, prob.kernel)
     if prob.has_intercept:
-        q = _L2SVMIntercept(sp_["X"], prob.y, lam=lam, kernel=sp_["kernel"], b0=pt.b)
+        q = _L2SVMIntercept(X, prob.y, lam=lam, kernel=kernel, b0=around.pt.b)
     else:
-        q = _L2SVM(sp_["X"], prob.y, lam=lam, kernel=sp_["kernel"])
-    return q, pt.on(q)
+        q = _L2SVM(X, prob.y, lam=lam, kernel=kernel)
+    return around.posed(q)
 
 
-def _fitted(prob, pt, candidates_done):
+def _fitted(around, candidates_done):
     """Candidates from :func:`fit_weights`: the named ratio when one is close, else the
     fitted values themselves; on the problem itself and, for a point with an intercept the
     problem lacks, on its free-intercept variant."""
-    variants = [(prob, {}, "", pt.b if prob.has_intercept else 0.0)]
+    prob, pt = around.prob, around.pt
+    variants = [({}, "", pt.b if prob.has_intercept else 0.0)]
     if not prob.has_intercept and pt.b != 0.0:
         cls = intercept_variant(type(prob))
         if cls is not None:
-            variants.append((None, {"intercept": "free"}, " with a free intercept", pt.b))
-    for base, extra, where, b in variants:
+            variants.append(({"intercept": "free"}, " with a free intercept", pt.b))
+    for extra, where, b in variants:
         try:
-            fit = fit_weights(prob, pt.w, b)
+            fit = fit_weights(prob, around.F, pt.w, b)
         except (ValueError, np.linalg.LinAlgError):
             fit = None
         if not fit:
@@ -425,13 +412,8 @@ def _fitted(prob, pt, candidates_done):
         reason = "; ".join(dict.fromkeys(reasons))
 
         def build(change=change, extra=extra, b=b):
-            space = _space(prob)
-            if extra:
-                cls = intercept_variant(type(prob))
-                q = rebuild(prob, cls=cls, b0=b, **space, **change)
-            else:
-                q = rebuild(prob, **space, **change)
-            return q, pt.on(q)
+            q = around.problem(**change)
+            return around.posed(with_intercept(q, b) if extra else q)
         yield full, desc, reason, 3, build
 
 

@@ -5,6 +5,8 @@ and ``mu = 0``). Each is a subclass of a family, so its certificate is the famil
 with the terms the variant adds."""
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
 
@@ -32,6 +34,23 @@ def intercept_variant(cls):
     variant = type(f"{cls.__name__}WithIntercept", (base, cls), {"__module__": __name__})
     _INTERCEPT_CLASSES[cls] = variant
     return variant
+
+
+def with_intercept(prob, b0):
+    """``prob`` given a free intercept fixed at ``b0``: a problem of
+    :func:`intercept_variant` of its class on the same data and hyperparameters (the
+    constructor's arguments read back from the attributes of the same names, as
+    :meth:`Problem.replace` reads them), or None for a family without that variant."""
+    cls = intercept_variant(type(prob))
+    if cls is None:
+        return None
+    names = list(inspect.signature(type(prob).__init__).parameters)[1:]
+    return cls(**{n: getattr(prob, n) for n in names if hasattr(prob, n)}, b0=b0)
+
+
+def has_fixed_intercept(prob):
+    """Whether ``prob`` is a variant built around the point's own intercept."""
+    return isinstance(prob, _InterceptMixin)
 
 
 class _InterceptMixin:

@@ -27,7 +27,9 @@ the point on each candidate problem:
 A candidate is named only when its certificate holds (at the certificate's tolerance, with
 the KKT residuals and the duality gap; the reference optimum is not solved again). The
 candidates are problems in their own right: new problem objects, built from the original's
-data; the original is never changed. When none holds, the diagnosis says whether the point
+data (:meth:`~refmodels.base.Problem.replace`; problems are immutable), each certified by
+the one certificate, in a workspace of the diagnosis's own: the original problem and its
+workspace keep nothing of them. When none holds, the diagnosis says whether the point
 looks stopped early (feasible, with objective-valued residuals small, the dominant residual
 named) or far from this problem and from every nearby one tried.
 
@@ -41,7 +43,9 @@ import math
 
 import numpy as np
 
-from ._candidates import _Point, _candidates, _fitted, _same_change
+from ._candidates import Around, _candidates, _fitted, _Point, _same_change
+from ._variants import has_fixed_intercept
+from .workspace import Workspace, using
 
 __all__ = ["diagnose", "Diagnosis", "Candidate"]
 
@@ -154,7 +158,7 @@ def certify_foreign_intercept(prob, sol, tol, reference):
 # ---------------------------------------------------------------------------------------
 # the diagnosis
 # ---------------------------------------------------------------------------------------
-def diagnose(cert, *, fit=True, stopped_early_check=True):
+def diagnose(cert, *, fit=True, stopped_early_check=True, workspace=None):
     """The nearby problems the certified point does solve (see the module docstring).
 
     Parameters
@@ -164,6 +168,10 @@ def diagnose(cert, *, fit=True, stopped_early_check=True):
     fit : also fit the loss weights to the point (least squares on the stationarity).
     stopped_early_check : when no candidate holds, compare the point with the reference
         optimum (solved when ``m <= 2000``) to say whether it looks stopped early.
+    workspace : the :class:`refmodels.Workspace` the certificate was computed in, if one was
+        passed to ``certify``: the problem's feature map and reference optimum are read
+        from it (else from the problem's own). The candidates are certified in a workspace
+        of their own, dropped with the diagnosis.
 
     Returns
     -------
@@ -183,35 +191,37 @@ def diagnose(cert, *, fit=True, stopped_early_check=True):
     if not _supported(prob):
         return Diagnosis(cert, [], [], _stopped_verdict(cert, prob, None),
                          stopped_early=_looks_stopped(cert))
-    pt = _Point(prob, sol)
-    tol = cert.tol
-    found, tried, done = [], [], []
-    cands = list(_candidates(prob, pt))
-    if fit:
-        cands += list(_fitted(prob, pt, [c[0] for c in cands]))
-    for change, desc, reason, rank, build in cands:
-        if any(_same_change(change, d) for d in done):
-            continue
-        done.append(change)
-        try:
-            q, s = build()
-            c = q.certify(s, tol=tol, reference=False)
-        except (ValueError, np.linalg.LinAlgError, ZeroDivisionError, FloatingPointError,
-                NotImplementedError) as exc:
-            tried.append((change, desc, math.inf))
-            del exc
-            continue
-        except Exception as exc:                  # noqa: BLE001 - a candidate must not kill it
-            from .solution import SolverError
+    with using(workspace, owner=prob):           # the original's F and reference optimum
+        return _diagnose(cert, prob, sol, fit, stopped_early_check)
 
-            if isinstance(exc, SolverError):
-                tried.append((change, desc, math.inf))
+
+def _diagnose(cert, prob, sol, fit, stopped_early_check):
+    """:func:`diagnose` of a failing certificate of a supported family, run in the original
+    problem's workspace; the candidates in ``scratch``."""
+    from .solution import SolverError
+
+    around = Around(prob, sol)
+    scratch = Workspace()
+    found, tried, done = [], [], []
+    with using(scratch):
+        cands = list(_candidates(around))
+        if fit:
+            cands += list(_fitted(around, [c[0] for c in cands]))
+        for change, desc, reason, rank, build in cands:
+            if any(_same_change(change, d) for d in done):
                 continue
-            raise
-        tried.append((change, desc, c.holds_at))
-        if c.ok:
-            found.append(Candidate(change, desc, reason, q, s, c, rank))
-    found = _distinguishable(cert, prob, found)
+            done.append(change)
+            try:
+                q, s = build()
+                c = q.certify(s, tol=cert.tol, reference=False)
+            except (ValueError, np.linalg.LinAlgError, ZeroDivisionError, FloatingPointError,
+                    NotImplementedError, SolverError):
+                tried.append((change, desc, math.inf))       # the candidate does not apply
+                continue
+            tried.append((change, desc, c.holds_at))
+            if c.ok:
+                found.append(Candidate(change, desc, reason, q, s, c, rank))
+    found = _distinguishable(cert, prob, found, scratch)
     found = _minimal(found)
     if any(c.rank < 3 for c in found):                # a fit is the fallback
         found = [c for c in found if c.rank < 3]
@@ -233,11 +243,13 @@ def diagnose(cert, *, fit=True, stopped_early_check=True):
 DISTINCT = 1e3
 
 
-def _distinguishable(cert, prob, found):
+def _distinguishable(cert, prob, found, scratch):
     """The holding candidates that tell the point's problem apart from the original: the
     point fits the candidate :data:`DISTINCT` times better than the original, and (when the
     certificate computed the reference optimum) the original's optimum does not fit the
-    candidate too (else both problems share it, and the failure is the point's accuracy)."""
+    candidate too (else both problems share it, and the failure is the point's accuracy).
+    The reference is the original's (its workspace); the candidates are certified in
+    ``scratch``."""
     if not found:
         return found
     out = [c for c in found if c.holds_at * DISTINCT <= cert.holds_at]
@@ -251,13 +263,14 @@ def _distinguishable(cert, prob, found):
         return out
     kept = []
     for c in out:
-        if "intercept" in c.change or hasattr(c.problem, "_b0"):
+        if "intercept" in c.change or has_fixed_intercept(c.problem):
             kept.append(c)                # built around the point's own intercept: no guard
             continue
         try:
             pt = _Point(prob, ref)
-            same = c.problem.certify(pt.on(c.problem), tol=c.certificate.tol,
-                                     reference=False).ok
+            with using(scratch):
+                same = c.problem.certify(pt.on(c.problem), tol=c.certificate.tol,
+                                         reference=False).ok
         except Exception:                              # noqa: BLE001 - keep the candidate
             same = False
         if not same:

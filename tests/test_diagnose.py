@@ -428,3 +428,42 @@ def test_an_odm_solver_that_leaves_a_term_out_is_named(change):
     c = lam / (m * (1 - th2) ** 2)
     dg = diagnosis_of(prob, *newton_squared(X, y, c, c * mu2, th2))
     assert dg.candidates and matches(dg.best.change, change), str(dg)
+
+
+def test_a_liblinear_bias_on_an_svm_with_an_intercept_is_named():
+    """The regularised bias is a problem without an intercept: on an SVM that fits one, the
+    candidate drops it (with it kept, the point's free intercept at 0 fails sum y alpha = 0)."""
+    X, y = data(5, m=80, d=8, sep=0.3)
+    Xo = X + 3.0
+    prob = rm.SVM(Xo, y, C=0.5, fit_intercept=True)
+    w, b = cvx_hinge(Xo, y, 0.5, bias=1.0)
+    cert = prob.certify(prob.solution_from(w=w, intercept=b))
+    assert not cert.ok
+    dg = cert.diagnose()
+    assert dg.candidates and matches(dg.best.change,
+                                     {"intercept": "regularised", "bias": 1.0}), str(dg)
+    assert not dg.best.problem.has_intercept and dg.best.problem.X.shape[1] == 9
+
+
+def test_the_diagnosis_reads_the_callers_workspace_and_keeps_none_of_its_candidates():
+    """The original's feature map and reference come from the workspace the certificate was
+    computed in (the candidates live in that feature space: no new eigendecomposition); the
+    candidates are certified elsewhere, so the workspace holds entries of the original
+    problem and its data only, and the problem's own default workspace stays unused."""
+    import fast
+    from refmodels.workspace import of
+
+    X, y = data(22, m=40, d=3)
+    prob = rm.ODM(X, y, lam=2.0, mu=0.5, theta=0.2, kernel=rm.kernels.RBF(gamma=0.3))
+    wrong = fast.solve(prob.replace(lam=2.0 * 40))
+    ws = rm.Workspace()
+    cert = prob.certify(prob.solution_from(coef=wrong.coef, workspace=ws), workspace=ws)
+    before = sorted(ws.keys())
+    dg = cert.diagnose(workspace=ws)
+    assert dg.candidates and matches(dg.best.change, {"lam": 80.0}), str(dg)
+    assert sorted(ws.keys()) == before
+    F = ws.peek("F", prob.data_key)
+    assert F is not None and dg.best.problem.X is F
+    kept = [o for objs, _ in ws._entries.values() for o in objs]
+    assert all(o is prob or o is prob.X or o is prob.kernel for o in kept), kept
+    assert len(of(prob)) == 0
