@@ -31,7 +31,7 @@ class _Point:
 
     def __init__(self, prob, sol):
         self.linear = prob.kernel.is_linear
-        w, b = prob._primal_point(sol)
+        w, _ = prob._primal_point(sol)
         self.w = np.asarray(w, float)
         self.coef = None if sol.coef is None else np.asarray(sol.coef, float)
         given = sol.info.get("intercept") if isinstance(sol.info, dict) else None

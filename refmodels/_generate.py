@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+
 # ---------------------------------------------------------------------------------------
 # every scale: the one vocabulary every property test draws its data through
 # ---------------------------------------------------------------------------------------

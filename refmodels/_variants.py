@@ -9,7 +9,6 @@ import inspect
 
 import numpy as np
 
-
 # ---- a free intercept for the families that have none --------------------------------
 _INTERCEPT_CLASSES = {}
 

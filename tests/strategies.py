@@ -13,6 +13,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 import refmodels as rm
+
 # every scale: the vocabulary (Scale, UNIT) and the seeded generator (make_problem) live in
 # the package (refmodels/_generate.py), which refmodels.testing.check_solver shares
 from refmodels._generate import (FAMILIES, UNIT, Scale, _data, _hp, _kernel,  # noqa: F401
