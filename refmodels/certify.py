@@ -323,8 +323,6 @@ class Certificate:
         """Whether the objective unit shapes this certificate (``|P|`` within
         ``SMALL_OBJECTIVE`` units of it: the objective-valued residuals are then in effect
         absolute); the text shows the unit only then."""
-        from .base import SMALL_OBJECTIVE
-
         u, P = self.values.get("objective_unit"), self.values.get("objective")
         try:
             return bool(abs(P) < SMALL_OBJECTIVE * u)
