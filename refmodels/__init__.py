@@ -17,7 +17,8 @@ from .registry import FAMILIES as _REGISTRY
 
 _FAMILIES = {name: fam.module for name, fam in _REGISTRY.items()}
 _SUBMODULES = {"regularizers", "certify", "base", "cli", "datasets", "kernels", "registry",
-               "adapters", "formats", "derive", "workspace"}
+               "adapters", "formats", "derive", "workspace", "diagnose", "explain",
+               "testing"}
 
 __all__ = ["kernels", "Certificate", "Solution", "SolverError", "Workspace", "derive",
            "from_sklearn",

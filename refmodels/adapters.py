@@ -62,9 +62,10 @@ def from_sklearn(estimator, X, y):
     Returns
     -------
     problem : a refmodels problem (``SVM``, ``DRM``, ``ODML``, ``LDM``, ``ODM``, ``SVMm``)
-    solution : ``problem.solution_from(...)`` of the estimator's fitted point. Certify it
-        with ``problem.certify(solution, tol=...)``; a tolerance near the one the estimator's
-        solver was run with (its ``tol``) is the fair one.
+    solution : ``problem.solution_from(...)`` of the estimator's fitted point, its provenance
+        in ``solution.info["source"]`` (``"sklearn.SVC"``, ``"fast.ODMClassifier"``, ...).
+        Certify it with ``problem.certify(solution, tol=...)``; a tolerance near the one the
+        estimator's solver was run with (its ``tol``) is the fair one.
 
     Raises
     ------
@@ -211,16 +212,24 @@ def from_sklearn(estimator, X, y):
     top = module.split(".")[0]
     if (top, name) in table:
         _check_fitted(estimator)
-        return table[(top, name)](estimator, X, y)
+        return _tagged(table[(top, name)](estimator, X, y), f"sklearn.{name}")
     if top == "fast" and name in _FAST_PROBLEMS:
         _check_fitted(estimator)
-        return _from_fast(estimator, X, y)
+        return _tagged(_from_fast(estimator, X, y), f"fast.{name}")
     supported = ["SVC", "NuSVC", "LinearSVC", "KernelRidge", "Ridge",
                  *(f"fast.{n}" for n in _FAST_PROBLEMS), "a Pipeline ending in one of them"]
     raise ValueError(f"estimator must be one of {supported}; got {module}.{name}")
 
 
 # ---- helpers ------------------------------------------------------------------------------------
+def _tagged(pair, source):
+    """``(problem, solution)`` with the point's provenance in ``solution.info["source"]``
+    (``"sklearn.SVC"``, ...): the certificate offers a library's causes only for its points."""
+    prob, sol = pair
+    sol.info["source"] = source
+    return prob, sol
+
+
 def _check_fitted(estimator):
     from sklearn.exceptions import NotFittedError
     from sklearn.utils.validation import check_is_fitted

@@ -254,34 +254,6 @@ class Problem(ReferenceLadder, abc.ABC, metaclass=_Immutable):
             out += self.kernel.cross(self.X, self.X[idx]) @ v[idx]
         return out
 
-    def _reference_or_reason(self, reference):
-        """``(reference Solution or None, why it is absent or None)``, computed before the
-        point's own certificate (so that a reference solve, which certifies its own point,
-        never runs inside another certificate). A reference that cannot be computed (no
-        CVXPY point certifies, a factorisation fails) is reported, never raised."""
-        try:
-            ref = self._reference_for(reference)
-        except (SolverError, np.linalg.LinAlgError) as exc:
-            return None, (f"reference optimum unavailable ({type(exc).__name__}: {exc}); "
-                          "objective gap not computed, the duality gap bounds it")
-        if ref is None:
-            return None, ("objective gap not computed (reference=False or m above "
-                          f"{AUTO_REFERENCE_MAX_M}); the duality gap bounds it")
-        return ref, None
-
-    def _add_objective_gap(self, cert, P, ref, why, ctx):
-        """Add the objective gap ``P - P*`` to ``cert`` (or the note saying why it is
-        absent); the certificate is then judged on its KKT residuals and duality gap alone,
-        which bound the objective gap."""
-        if ref is not None:
-            cert.values["reference_objective"] = ref.objective
-            cert.add("objective gap", P - ref.objective,
-                     objective_scale(self, ref.objective, ctx))
-        else:
-            if why.startswith("reference optimum unavailable"):
-                cert.values["reference_objective"] = None
-            cert.notes.append(why)
-
     # ---- the one certificate (every family) ---------------------------------------
     #: what the note says when the dual point is derived rather than given
     derived_dual_note = "derived from the margins (ties by bounded least squares)"
@@ -355,6 +327,7 @@ class Problem(ReferenceLadder, abc.ABC, metaclass=_Immutable):
                 raise SolverError(f"the certificate of {type(self).__name__} cannot be "
                                   f"computed: a factorisation failed ({exc}){where}") from exc
             self._add_objective_gap(cert, cert.values["objective"], ref, why, ctx)
+            cert.problem, cert.solution = self, sol    # what it certifies (cert.diagnose())
             return cert
 
     def _point_context(self, sol):
@@ -581,14 +554,16 @@ class BinaryProblem(BinaryRescaling, Problem):
             if k in sol.variables and sol.variables[k] is not None:
                 check_vector(sol.variables[k], self._dual_size(k), f"sol.variables[{k!r}]")
 
-    def solution_from(self, w=None, coef=None, intercept=None, dual=None, **primal):
+    def solution_from(self, w=None, coef=None, intercept=None, dual=None, source="user", **primal):
         """A :class:`Solution` from a user's own arrays, ready for :meth:`certify`.
 
         Give linear weights ``w`` (linear kernel only), or coefficients ``coef`` over the
         training points, and/or the dual variables by their SPEC names in ``dual``.
         With only a dual, the primal point is recovered by SPEC's map (``coef_from_dual``).
         Explicit primal slack variables (e.g. ``xi=``) may be given; otherwise they are
-        the smallest feasible ones for the point.
+        the smallest feasible ones for the point. ``source`` (``info["source"]``) names where
+        the point comes from (``"user"``, ``"libsvm"``, ``"liblinear"``, ``"sklearn.SVC"``,
+        ...): :meth:`Certificate.explain` offers a library's causes only for its points.
         """
         variables = {}
         if w is not None:
@@ -627,7 +602,8 @@ class BinaryProblem(BinaryRescaling, Problem):
             if intercept is None and b_dual is not None:
                 intercept = b_dual
         sol = Solution(objective=np.nan, coef=coef, intercept=intercept or 0.0,
-                       variables=variables, status="user", solver="user", form="user")
+                       variables=variables, status="user", solver="user", form="user",
+                       info={"source": str(source)})
         wv, b = self._primal_point(sol)
         sol.objective = self.primal_value(wv, b)
         return sol

@@ -142,6 +142,10 @@ class Certificate:
         self.residuals = {}          # name -> (absolute, scaled)
         self.values = {}             # objective, dual_objective, reference_objective, ...
         self.notes = list(notes or [])
+        #: what was certified: the problem and the Solution (set by ``problem.certify``;
+        #: None for a certificate made by hand): :meth:`diagnose` certifies the same point
+        #: on nearby problems, :meth:`explain` reads its provenance
+        self.problem = self.solution = None
 
     def add(self, name, absolute, scale=1.0):
         """Record a residual; ``scale`` (> 0) is the denominator of its scaled form.
@@ -209,57 +213,28 @@ class Certificate:
         return max(vals) if all(np.isfinite(vals)) else math.inf
 
     def explain(self):
-        """``{residual: likely cause}`` for every failing residual (heuristics, in words).
+        """``{residual: likely cause}`` for every failing residual (heuristics, in words), or,
+        when the certificate holds, ``{"certificate": how tightly it holds}``; causes specific
+        to a library (LIBSVM's single-precision kernel values, LIBLINEAR's regularised
+        intercept) only for a point from that library (``sol.info["source"]``). The rules are
+        in :mod:`refmodels.explain`; :meth:`diagnose` searches the nearby problems the point
+        does solve."""
+        from .explain import explain
 
-        The causes a user meets most: a solver stopped at its own looser tolerance (small
-        gaps with feasible duals), a box scaled by ``m`` (seed 002 writes ``lambda/m`` for
-        ``C``), coefficients and weights that are not one point, an intercept convention
-        (LIBLINEAR regularises it), a reference optimum above the point.
-        """
-        out = {}
-        failing = set(self.failing)
-        res = {k: abs(s) for k, (_, s) in self.residuals.items()}
-        feasible = res.get("dual feasibility", 0.0) <= self.tol and \
-            res.get("primal feasibility", 0.0) <= self.tol
-        floor = self.roundoff_floor()
-        for name in self.failing:
-            v = res[name]
-            if floor is not None and name in OBJECTIVE_RESIDUALS and \
-                    abs(self.residuals[name][0]) <= FLOOR_FACTOR * floor:
-                out[name] = self._floor_cause(name, floor)
-            elif name == "dual feasibility":
-                out[name] = ("a dual variable lies outside its box or off the equality: check "
-                             "the box's scaling (C here is SPEC's: LIBSVM's C; seed 002 writes "
-                             "lambda/m, so a box m times too large or too small is a C scaled "
-                             "by m) and the sign convention of the multipliers")
-            elif name == "primal feasibility":
-                out[name] = ("the given slack variables violate a constraint (or the margins do): "
-                             "omit the slacks to use the smallest feasible ones")
-            elif name in ("w = F^T coef", "decision values (coef vs w)", "scores (coef vs W)",
-                          "objective at coef"):
-                out[name] = ("coef (used for predictions) and w (used for the residuals) are not "
-                             "the same point: a sign, a missing y_i factor or a scaling of coef")
-            elif name == "objective gap" and self.residuals[name][1] < 0:
-                out[name] = ("the point is below the reference optimum: it is infeasible, or the "
-                             "reference is inaccurate (compare with reference=False)")
-            elif name in ("duality gap", "complementarity", "objective gap") and feasible \
-                    and v <= 1e-2:
-                out[name] = (f"stopped early: the point is feasible and close ({v:.1e}); the "
-                             "solver's own tolerance was looser than the certificate's, or its "
-                             "arithmetic allows no better (LIBSVM keeps kernel values in single "
-                             "precision: with a large C or kernel scale its fits stall near "
-                             "1e-6..1e-3 whatever tol is asked). Solve to a tighter tolerance "
-                             f"where the solver can, or certify with tol >= {self.holds_at:.1g}")
-            elif name.startswith("stationarity") and feasible and not (
-                    failing & {"duality gap", "complementarity"}):
-                out[name] = ("the coefficients are not the map of the dual variables given "
-                             "(e.g. coef = y * alpha for the SVM); an intercept convention "
-                             "(LIBLINEAR regularises its intercept) also shows here")
-            else:
-                out[name] = ("far from optimal: a different problem (hyperparameters, kernel, "
-                             "scaling of C or of the data, intercept on/off) or a solver that "
-                             "did not converge")
-        return out
+        return explain(self)
+
+    @property
+    def source(self):
+        """Where the certified point comes from (``solution.info["source"]``), or None."""
+        info = getattr(self.solution, "info", None) or {}
+        return info.get("source")
+
+    def diagnose(self, **options):
+        """The nearby problems this point does solve, best first (see
+        :func:`refmodels.diagnose.diagnose`)."""
+        from .diagnose import diagnose
+
+        return diagnose(self, **options)
 
     def roundoff_floor(self):
         """The round-off of evaluating the objective at this point as far as the certificate
@@ -319,7 +294,7 @@ class Certificate:
             head += f"; relative duality gap {self.relative_gap:.2g}"
         lines = [head]
         for k, v in self.values.items():
-            if v is None:
+            if v is None or (k in ("objective_unit", "relative_gap") and not self.unit_matters()):
                 continue
             if np.ndim(v) == 0:
                 lines.append(f"  {k:<22s} {v: .12g}")
@@ -338,8 +313,21 @@ class Certificate:
         for k, (a, s) in self.residuals.items():
             flag = "" if abs(s) <= self.tol else "   <-- FAILS"
             lines.append(f"  {k:<22s} {a:12.3e} {s:12.3e}{flag}")
-        lines += [f"  likely cause ({k}): {why}" for k, why in self.explain().items()]
+        from .explain import grouped
+
+        lines += [f"  {'likely cause' if not self.ok else 'verdict'} ({', '.join(names)}): "
+                  f"{why}" for names, why in grouped(self)]
         return lines + [f"  note: {n}" for n in self.notes]
+
+    def unit_matters(self):
+        """Whether the objective unit shapes this certificate (``|P|`` within
+        ``SMALL_OBJECTIVE`` units of it: the objective-valued residuals are then in effect
+        absolute); the text shows the unit only then."""
+        u, P = self.values.get("objective_unit"), self.values.get("objective")
+        try:
+            return bool(abs(P) < SMALL_OBJECTIVE * u)
+        except (TypeError, ValueError):
+            return False
 
     __repr__ = __str__
 

@@ -91,16 +91,15 @@ def load_model(path, fmt, X, y):
         max(-y coef, 0)}}``: the file stores ``coef = y (zeta - beta)`` only; at an optimum
         ``zeta_i beta_i = 0`` (a margin cannot be both below ``1 - theta`` and above
         ``1 + theta``), so this split is LIBODM's dual point when it has converged.
+        Every dict also holds ``"source": fmt``, the point's provenance (``info["source"]``).
     """
     fmt = _check_fmt(fmt)
     model = _read(path, fmt)
     Xd = _dense(X)
     yv = check_labels(y, Xd.shape[0], "y")
-    if fmt == "libsvm":
-        return _libsvm_solution(model, Xd, yv)
-    if fmt == "liblinear":
-        return _liblinear_solution(model, Xd, yv)
-    return _libodm_solution(model, Xd, yv)
+    reader = {"libsvm": _libsvm_solution, "liblinear": _liblinear_solution,
+              "libodm": _libodm_solution}[fmt]
+    return {**reader(model, Xd, yv), "source": fmt}
 
 
 def model_info(path, fmt):

@@ -15,7 +15,7 @@ from scipy.optimize import lsq_linear
 
 from . import kernels as _k
 from ._numeric import data_span
-from .certify import DEFAULT_TOL
+from .certify import DEFAULT_TOL, objective_scale
 from .solution import Solution, SolverError
 from .workspace import active as _active_workspace, using as _using
 
@@ -170,6 +170,35 @@ def derive_box_duals(blocks, target, t, eq_row=False):
 
 class ReferenceLadder:
     """The certified reference solve of a problem (mixed into ``Problem``)."""
+
+    # ---- the reference optimum inside a certificate ----------------------------
+    def _reference_or_reason(self, reference):
+        """``(reference Solution or None, why it is absent or None)``, computed before the
+        point's own certificate (so that a reference solve, which certifies its own point,
+        never runs inside another certificate). A reference that cannot be computed (no
+        CVXPY point certifies, a factorisation fails) is reported, never raised."""
+        try:
+            ref = self._reference_for(reference)
+        except (SolverError, np.linalg.LinAlgError) as exc:
+            return None, (f"reference optimum unavailable ({type(exc).__name__}: {exc}); "
+                          "objective gap not computed, the duality gap bounds it")
+        if ref is None:
+            return None, ("objective gap not computed (reference=False or m above "
+                          f"{AUTO_REFERENCE_MAX_M}); the duality gap bounds it")
+        return ref, None
+
+    def _add_objective_gap(self, cert, P, ref, why, ctx):
+        """Add the objective gap ``P - P*`` to ``cert`` (or the note saying why it is
+        absent); the certificate is then judged on its KKT residuals and duality gap alone,
+        which bound the objective gap."""
+        if ref is not None:
+            cert.values["reference_objective"] = ref.objective
+            cert.add("objective gap", P - ref.objective,
+                     objective_scale(self, ref.objective, ctx))
+        else:
+            if why.startswith("reference optimum unavailable"):
+                cert.values["reference_objective"] = None
+            cert.notes.append(why)
 
     # ---- solving --------------------------------------------------------------
     def solve(self, form="dual", solver="CLARABEL", verbose=False, *, workspace=None,

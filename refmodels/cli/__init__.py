@@ -1,4 +1,5 @@
-"""Command line: refmodels verify (the main job), refmodels certify and refmodels derive.
+"""Command line: refmodels verify (the main job), refmodels certify, refmodels check-solver
+and refmodels derive.
 
 verify solves every family's primal and dual on built-in data, certifies both and
 prints one row per family and kernel as it finishes; with the fast solvers present it
@@ -126,7 +127,7 @@ def build_parser():
                                   "regression."),
                 epilog="exit status: 0 success / the certificate holds, 1 a certificate fails, "
                        "2 bad input.")
-    sub = p.add_subparsers(dest="command", required=True, metavar="{verify,certify"
+    sub = p.add_subparsers(dest="command", required=True, metavar="{verify,certify,check-solver"
                            + (",derive" if _derive_module() else "") + "}")
     vf = ", ".join(_verify_families())
     v = sub.add_parser("verify", help="solve and certify every family on built-in data",
@@ -180,10 +181,18 @@ def build_parser():
                    help="compute the reference optimum for the objective gap (default: when "
                         "m <= 2000)")
     c.add_argument("--json", action="store_true", help="print the certificate as JSON")
+    c.add_argument("--diagnose", action="store_true",
+                   help="when the certificate fails, certify the point on the nearby problems "
+                        "a solver writer plausibly solved instead (loss weights scaled by m or "
+                        "2, the papers' parametrisations, intercept conventions, squared "
+                        "hinge, flipped labels) and name those it is optimal for")
     c.add_argument("--verbose", "-v", action="store_true",
                    help="print every array (objectives per test point, mu, dual variables)")
     c.set_defaults(func=cmd_certify)
 
+    from .check_solver import add_parser as _add_check_solver
+
+    _add_check_solver(sub)
     derive = _derive_module()
     if derive is not None:
         dp = derive.add_parser(sub)

@@ -274,7 +274,7 @@ def _certificate_text(cert, problem, ref_info, verbose):
             line += f"; it would hold at tol >= {abs(worst) * (1 + 1e-9):.2g}"
     lines.insert(0, line)
     for k, v in cert.values.items():
-        if v is None:
+        if v is None or (k in ("objective_unit", "relative_gap") and not cert.unit_matters()):
             continue
         lines.append(f"  {k.replace('_', ' '):<22s} {_fmt_value(v, verbose)}")
     if ref_info.startswith("unavailable"):
@@ -393,8 +393,15 @@ def cmd_certify(args):
         data = _load_foreign_model(args.solution, args.solution_format, X, y)
     else:
         data = _load_solution_file(args.solution, args.solution_format)
+    foreign_b = None
+    if getattr(args, "diagnose", False) and not getattr(prob, "has_intercept", True):
+        foreign_b = _pop_intercept(data)          # diagnosed (a free intercept?), not refused
     skw = _solution_kwargs(prob, family, data, hyper)
     sol = prob.solution_from(**skw)
+    if foreign_b:
+        from refmodels.diagnose import with_foreign_intercept
+
+        with_foreign_intercept(prob, sol, foreign_b)
     from refmodels.base import AUTO_REFERENCE_MAX_M
     m = prob.m
     if args.reference is None:
@@ -406,6 +413,13 @@ def cmd_certify(args):
     cert, ref_info, _ = _certify_with_reference(prob, sol, args.tol, want)
     if why:
         ref_info = why
+    if foreign_b:
+        cert.add("intercept (none here)", abs(foreign_b),
+                 1.0 + float(np.max(np.abs(prob.decision_function(sol, prob.X)),
+                                        initial=0.0)))
+    diagnosis = None
+    if getattr(args, "diagnose", False) and not cert.ok:
+        diagnosis = _diagnose(cert)
     cert.notes.extend(notes)
     shown = []
     for k, p in _param_names(cls).items():
@@ -427,7 +441,38 @@ def cmd_certify(args):
         out["problem"] = problem
         out["reference"] = ref_info
         out["exit_status"] = rc
+        if diagnosis is not None:
+            out["diagnosis"] = diagnosis.to_dict()
         print(json.dumps(_json_safe(out), indent=1))
     else:
         print(_certificate_text(cert, problem, ref_info, args.verbose))
+        if diagnosis is not None:
+            print("diagnosis:")
+            for line in str(diagnosis).splitlines():
+                print(f"  {line}")
     return rc
+
+
+def _pop_intercept(data):
+    """The non-zero intercept (``intercept`` or ``b``) of a solution file, removed from
+    ``data``, or None."""
+    for key in ("intercept", "b"):
+        if key in data:
+            try:
+                b = float(np.asarray(data[key], dtype=float).ravel()[0])
+            except (TypeError, ValueError, IndexError):
+                return None
+            if b != 0.0 and math.isfinite(b):
+                data.pop(key)
+                return b
+    return None
+
+
+def _diagnose(cert):
+    """``cert.diagnose()``; a diagnosis that cannot run says why instead of failing."""
+    try:
+        return cert.diagnose()
+    except (ValueError, NotImplementedError) as exc:
+        from refmodels.diagnose import Diagnosis
+
+        return Diagnosis(cert, [], [], f"no diagnosis: {_describe(exc)}")

@@ -508,8 +508,10 @@ def _solution_kwargs(prob, family, data, hyper):
     else:
         dual_names = tuple(getattr(prob, "dual_names", ()) or ())
     slacks = tuple(getattr(prob, "primal_slack_names", ())) if takes_extra else ()
-    direct = [n for n in sig if n not in ("dual",) and sig[n].kind != sig[n].VAR_KEYWORD]
+    direct = [n for n in sig if n not in ("dual", "source")
+              and sig[n].kind != sig[n].VAR_KEYWORD]
     data = dict(data)
+    source = data.pop("source", None) if isinstance(data.get("source"), str) else None
     nested = data.pop("dual", None)
     if nested is not None:
         if not isinstance(nested, dict):
@@ -559,4 +561,6 @@ def _solution_kwargs(prob, family, data, hyper):
             kw[k] = _numeric(v, k)
     if dual:
         kw["dual"] = dual
+    if source is not None and "source" in sig:
+        kw["source"] = source                # a model file's reader: the library's name
     return kw
