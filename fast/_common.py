@@ -52,6 +52,23 @@ def scale_hint(prob):
     return (f"; {' and '.join(parts)}: scale them (e.g. MinMaxScaler or StandardScaler) "
             "for a well-conditioned problem")
 
+def reports_intercept(solve):
+    """Decorate a family's ``solve`` so that, on a problem with a bias feature
+    (``fit_intercept=True`` of ODM, ODML, LDM: :mod:`refmodels._intercept`), the returned
+    Solution reports ``intercept = s w_b`` (``prob.intercept_of``). The solvers see the
+    feature map ``[phi(x); s]`` as any other and return its point with ``intercept = 0``."""
+    import functools
+
+    @functools.wraps(solve)
+    def wrapped(prob, *args, **kwargs):
+        sol = solve(prob, *args, **kwargs)
+        if getattr(prob, "fit_intercept", False) and hasattr(prob, "intercept_of"):
+            sol.intercept = prob.intercept_of(sol)
+        return sol
+
+    return wrapped
+
+
 # ---------------------------------------------------------------------------------------
 # argument checks shared by the families
 # ---------------------------------------------------------------------------------------

@@ -114,7 +114,10 @@ def _fold_path_in(cls, kernel, X_tr, y_tr, X_te, y_te, classes, fixed, path_name
             W, passed, secs = linear_tron_path(prob, values)
             if passed.all():                     # every point checked: score them
                 t0 = time.perf_counter()
-                scores[:, :, j] = np.asarray(X_te @ W.T).T
+                d = X_te.shape[1]                # (a bias feature's weight is W[:, d])
+                scores[:, :, j] = np.asarray(X_te @ W[:, :d].T).T
+                if W.shape[1] > d:
+                    scores[:, :, j] += prob.intercept_scaling * W[:, d:d + 1]
                 score_t += (time.perf_counter() - t0) / n
                 fit_t += secs
                 continue
@@ -142,7 +145,8 @@ def _fold_path_in(cls, kernel, X_tr, y_tr, X_te, y_te, classes, fixed, path_name
                 w = sol.variables.get("w")
                 if w is None:
                     w = np.asarray(X_tr.T @ sol.coef).ravel()
-                f = np.asarray(X_te @ w).ravel()
+                # (with a bias feature, its weight is last in w and s w_b is the intercept)
+                f = np.asarray(X_te @ w[:X_te.shape[1]]).ravel()
             else:
                 if Kx is None:
                     Kx = kernel.cross(X_tr, X_te) if not kernel.is_precomputed else X_te.T
@@ -419,10 +423,11 @@ class ODMClassifierCV(_PathSearchCV):
              ("thetas", "theta", _ODM_MU_THETA))
     _path = "lam"
     _method = None           # fast.path: "auto" for ODM (TRON on the linear kernel)
+    _fixed = ("fit_intercept", "intercept_scaling")
 
-    def __init__(self, lams=None, mus=None, thetas=None, *, kernel="linear", gamma="scale",
-                 degree=3, coef0=0.0, cv=5, n_jobs=None, verbose=0, refit=True, tol=None,
-                 max_iter=None, random_state=None):
+    def __init__(self, lams=None, mus=None, thetas=None, *, fit_intercept=True,
+                 intercept_scaling=1.0, kernel="linear", gamma="scale", degree=3, coef0=0.0, cv=5,
+                 n_jobs=None, verbose=0, refit=True, tol=None, max_iter=None, random_state=None):
         self._store_params(locals())
 
 
@@ -431,10 +436,11 @@ class ODMLClassifierCV(_PathSearchCV):
     _grid = (("lams", "lam", _POW2_0_20), ("mu1s", "mu1", _POW2_M4_4),
              ("mu2s", "mu2", _POW2_M4_4))
     _path = "lam"
+    _fixed = ("fit_intercept", "intercept_scaling")
 
-    def __init__(self, lams=None, mu1s=None, mu2s=None, *, kernel="linear", gamma="scale",
-                 degree=3, coef0=0.0, cv=5, n_jobs=None, verbose=0, refit=True, tol=None,
-                 max_iter=None, random_state=None):
+    def __init__(self, lams=None, mu1s=None, mu2s=None, *, fit_intercept=True,
+                 intercept_scaling=1.0, kernel="linear", gamma="scale", degree=3, coef0=0.0, cv=5,
+                 n_jobs=None, verbose=0, refit=True, tol=None, max_iter=None, random_state=None):
         self._store_params(locals())
 
 
@@ -443,10 +449,11 @@ class LDMClassifierCV(_PathSearchCV):
     _grid = (("Cs", "C", _SEED001_C), ("lam1s", "lam1", _POW2_M8_M2),
              ("lam2s", "lam2", _POW2_M8_M2))
     _path = "C"
+    _fixed = ("fit_intercept", "intercept_scaling")
 
-    def __init__(self, Cs=None, lam1s=None, lam2s=None, *, kernel="linear", gamma="scale",
-                 degree=3, coef0=0.0, cv=5, n_jobs=None, verbose=0, refit=True, tol=None,
-                 max_iter=None, random_state=None):
+    def __init__(self, Cs=None, lam1s=None, lam2s=None, *, fit_intercept=True,
+                 intercept_scaling=1.0, kernel="linear", gamma="scale", degree=3, coef0=0.0, cv=5,
+                 n_jobs=None, verbose=0, refit=True, tol=None, max_iter=None, random_state=None):
         self._store_params(locals())
 
 
@@ -462,13 +469,15 @@ class SVMClassifierCV(_PathSearchCV):
         self._store_params(locals())
 
 
+_INTERCEPT_DOC = ("    fit_intercept : bool, default True; intercept_scaling : float > 0, default 1.0 "
+                  "(as the plain estimator:\n        a constant feature, regularized)\n")
 _GRID_DOCS = {
     "ODM": ("    lams : default {2^0, 2^2, ..., 2^20} (the path);  mus, thetas : default "
-            "{0.2, 0.4, 0.6, 0.8}\n", ""),
+            "{0.2, 0.4, 0.6, 0.8}\n", _INTERCEPT_DOC),
     "ODML": ("    lams : default {2^0, 2^2, ..., 2^20} (the path);  mu1s, mu2s : default "
-             "{2^-4, 2^-2, ..., 2^4}\n", ""),
+             "{2^-4, 2^-2, ..., 2^4}\n", _INTERCEPT_DOC),
     "LDM": ("    Cs : default {10, 50, 100} (the path);  lam1s, lam2s : default "
-            "{2^-8, 2^-7, ..., 2^-2}\n", ""),
+            "{2^-8, 2^-7, ..., 2^-2}\n", _INTERCEPT_DOC),
     "SVM": ("    Cs : default {10, 50, 100} (the path)\n",
             "    fit_intercept : bool, default True (as SVMClassifier)\n"),
 }

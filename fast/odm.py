@@ -67,6 +67,7 @@ def primal_objective(prob, gamma, wnorm2):
     return 0.5 * wnorm2 + c * float(xi @ xi + prob.mu * (eps @ eps))
 
 
+@_common.reports_intercept
 def solve(prob, method=None, tol=None, max_iter=None, random_state=None, warm_start=None,
           **options):
     """Solve :class:`refmodels.ODM`; ``method`` ``"auto"`` (None, the default),

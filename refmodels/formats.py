@@ -46,8 +46,13 @@ Formats (as the tools' ``save_model`` functions write them):
   beta_i)``, SPEC §4's ``nu``. LIBODM's objective is SPEC §4 (ODM, no intercept) with the
   same ``lambda, mu, theta`` (not stored in the file). It stores no labels: it uses the
   labels of the training file as numbers, so ``y`` must be -1/+1. With ``bias 1`` it
-  appends a feature equal to 1 to every row (``feature`` counts it): certify on
-  ``augment(X, 1.0)``. The sigmoid kernel is not PSD and is refused.
+  appends a feature equal to 1 to every row (``feature`` counts it) before the kernel.
+  On the linear kernel that is SPEC §4 with the regularized intercept
+  (``ODM(X, y, ..., fit_intercept=True, intercept_scaling=1)``, ``model_info`` says
+  ``fit_intercept: True``): ``load_model`` takes ``X`` itself, or ``augment(X, 1.0)`` for
+  ``ODM`` without intercept on the augmented data (the same problem). With another kernel
+  the constant enters the kernel's argument (``k([x; 1], [z; 1])``, not ``k(x, z) + 1``):
+  certify on ``augment(X, 1.0)``. The sigmoid kernel is not PSD and is refused.
 """
 from __future__ import annotations
 
@@ -76,7 +81,9 @@ def load_model(path, fmt, X, y):
     path : str or path-like, a model file written by the tool ``fmt``.
     fmt : ``"libsvm"``, ``"liblinear"`` or ``"libodm"``.
     X : the training data the model was trained on (rows in the order of the problem to
-        certify); for LIBLINEAR ``-B b`` / LIBODM ``-b`` models, ``augment(X, bias)``.
+        certify); for LIBLINEAR ``-B b`` / LIBODM ``-b`` models, ``augment(X, bias)``, or,
+        when ``model_info`` says ``fit_intercept: True``, ``X`` itself for the problem with
+        ``fit_intercept=True, intercept_scaling=model_info(...)["intercept_scaling"]``.
     y : its labels (LIBSVM / LIBLINEAR: the labels of the model's ``label`` line; LIBODM:
         -1/+1). The larger sorted label is +1 (SPEC), whatever the file's label order.
 
@@ -108,7 +115,9 @@ def model_info(path, fmt):
     :mod:`refmodels.kernels` object, or None when the file cannot say, e.g. a LIBSVM
     precomputed kernel is ``Precomputed()``), ``family`` (the SPEC problem it maps to),
     ``fit_intercept``, ``bias`` (the constant column to append with :func:`augment`, or
-    None), ``labels`` (in the file's order, LIBSVM/LIBLINEAR), ``C`` (``nu_svc`` only: the
+    None), ``intercept_scaling`` (the constant of a model whose bias feature is the family's
+    ``fit_intercept``), ``labels`` (in the file's order, LIBSVM/LIBLINEAR), ``C`` (``nu_svc``
+    only: the
     equivalent C-SVM ``C``), ``n_sv`` / ``n_features`` / ``m`` when stored, and ``header``
     (every header line, raw)."""
     fmt = _check_fmt(fmt)
@@ -317,8 +326,11 @@ def _read_libodm(path, lines):
     m = _value(header, "instance", path, int)
     d = _value(header, "feature", path, int)
     bias = _value(header, "bias", path, int)
-    info = {"format": "libodm", "family": "ODM", "fit_intercept": False,
-            "bias": 1.0 if bias == 1 else None, "kernel": kernel, "kernel_name": kname,
+    info = {"format": "libodm", "family": "ODM",
+            # LIBODM's bias feature is SPEC §4's regularized intercept on the linear kernel
+            "fit_intercept": bool(bias == 1 and kname == "linear"),
+            "bias": 1.0 if bias == 1 else None, "intercept_scaling": 1.0,
+            "kernel": kernel, "kernel_name": kname,
             "labels": [-1.0, 1.0], "m": m, "n_features": d, "header": header,
             "solver": _value(header, "solver", path, int, 0)}
     rest = lines[k + 1:]
@@ -474,6 +486,10 @@ def _libodm_solution(model, X, y):
         raise ValueError(f"X must be the model's training data of {model['m']} rows; got "
                          f"{X.shape[0]}")
     if model["bias"] is not None:
+        if "w_raw" in model and X.shape[1] == model["n_features"] - 1:
+            # the linear kernel on X itself: ODM(X, ..., fit_intercept=True), whose w carries
+            # the bias feature's weight last, as the file does
+            return {"w": np.asarray(model["w_raw"], float)}
         _check_bias_column(X, model["n_features"], 1.0, "LIBODM", "-b")
     if "w_raw" in model:
         return {"w": _linear_w(model["w_raw"], X, "LIBODM")}

@@ -28,12 +28,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._intercept import BiasFeature, bias_inputs
 from ._validation import in_interval, positive
 from .base import BinaryProblem, given_slacks, objective_scale, run_cvxpy
 from .certify import box_violation, complementarity
 
 
-class ODM(BinaryProblem):
+class ODM(BiasFeature, BinaryProblem):
     """Optimal margin Distribution Machine (SPEC §4; seed 002 eq. 12).
 
     .. math::
@@ -53,9 +54,16 @@ class ODM(BinaryProblem):
     mu : float > 0, weight of the loss above the margin band
     theta : float in [0, 1), half-width of the insensitive band around margin 1
     kernel : Kernel or name, default linear
+    fit_intercept : bool, default False
+        Add a constant feature ``intercept_scaling`` to every point, its weight regularized
+        like the others (LIBODM's ``-b``, LIBLINEAR's ``-B``; :mod:`refmodels._intercept`):
+        the kernel becomes ``k + s^2`` and the solution reports ``intercept = s w_b``.
+        False (the default) is seed 002's ODM, without intercept.
+    intercept_scaling : float > 0, default 1.0
+        ``s``, the value of the constant feature.
 
     Variables (SPEC names): ``w``, ``xi``, ``eps`` (primal slacks), ``zeta``, ``beta``
-    (multipliers of the lower and the upper margin constraints). No intercept.
+    (multipliers of the lower and the upper margin constraints).
     """
 
     family = "ODM"
@@ -66,14 +74,16 @@ class ODM(BinaryProblem):
     rescale_params = ("lam",)
     primal_slack_names = ("xi", "eps")
 
-    def __init__(self, X, y, lam=1.0, mu=1.0, theta=0.0, kernel=None):
+    def __init__(self, X, y, lam=1.0, mu=1.0, theta=0.0, kernel=None, fit_intercept=False,
+                 intercept_scaling=1.0):
+        X, kernel = bias_inputs(X, kernel, fit_intercept, intercept_scaling)
         super().__init__(X, y, kernel)
         self.lam = positive(lam, "lam")
         self.mu = positive(mu, "mu")
         self.theta = in_interval(theta, "theta", 0.0, 1.0, lo_closed=True, hi_closed=False)
 
     @classmethod
-    def from_seed000(cls, X, y, C1, C2, D, kernel=None):
+    def from_seed000(cls, X, y, C1, C2, D, kernel=None, **intercept):
         """ODM in seed 000's parameters (eq. 7): ``1/2 w^T w + (1/m) sum(C1 xi^2 + C2 eps^2)``,
         band ``[1 - D, 1 + D]``.
 
@@ -83,7 +93,8 @@ class ODM(BinaryProblem):
         C1 = positive(C1, "C1")
         C2 = positive(C2, "C2")
         D = in_interval(D, "D", 0.0, 1.0, lo_closed=True, hi_closed=False)
-        return cls(X, y, lam=C1 * (1.0 - D) ** 2, mu=C2 / C1, theta=D, kernel=kernel)
+        return cls(X, y, lam=C1 * (1.0 - D) ** 2, mu=C2 / C1, theta=D, kernel=kernel,
+                   **intercept)
 
     # ---- constants of the formulation ---------------------------------------------------
     @property

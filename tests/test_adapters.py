@@ -477,7 +477,8 @@ def test_libodm_layout_round_trip(dataset, tmp_path):
     kernels = ("linear", "rbf") if dataset == "wine" else ("linear",)
     for kernel in kernels:
         for max_iter, ok in ((None, True), (1, False)):
-            est = fit(fast.ODMClassifier(lam=1.0, kernel=kernel, gamma=0.5, max_iter=max_iter), X, t)
+            est = fit(fast.ODMClassifier(lam=1.0, kernel=kernel, gamma=0.5, max_iter=max_iter,
+                                         fit_intercept=False), X, t)
             if kernel == "linear":
                 _write_libodm(path, X, w=est.coef_[0])
             else:
@@ -490,7 +491,8 @@ def test_libodm_layout_round_trip(dataset, tmp_path):
                 assert cert.ok is ok, (kernel, max_iter)
             else:    # the polish may finish within one epoch: then it is the optimum
                 np.testing.assert_allclose(sol.objective, prob.solution_from(
-                    coef=fit(fast.ODMClassifier(lam=1.0, kernel=kernel, gamma=0.5), X, t)
+                    coef=fit(fast.ODMClassifier(lam=1.0, kernel=kernel, gamma=0.5,
+                                                fit_intercept=False), X, t)
                     .dual_coef_[0]).objective, rtol=1e-9)
     with pytest.raises(ValueError, match="-1/\\+1"):
         formats.load_model(str(path), "libodm", X, y + 5)
@@ -515,8 +517,10 @@ def test_libodm_real_files():
         prob = rm.ODM(Xa, t, lam=1.0, mu=0.5, theta=0.3, kernel=info["kernel"])
         sol = prob.solution_from(**formats.load_model(path, "libodm", Xa, t))
         assert prob.certify(sol, tol=TOL, reference=False).ok is ok, name
+    # the linear -b model on X itself is ODM with fit_intercept=True (tests/test_intercept.py);
+    # X with neither its columns nor the augmented ones is refused
     with pytest.raises(ValueError, match="augment"):
-        formats.load_model(str(LIBODM_FILES / "iris_linear_bias.model"), "libodm", X, t)
+        formats.load_model(str(LIBODM_FILES / "iris_linear_bias.model"), "libodm", X[:, :3], t)
 
 
 def test_format_argument_errors(tmp_path):
