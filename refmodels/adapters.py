@@ -9,8 +9,11 @@ given to the pipeline: the transforms are applied and the last step is mapped).
 
 Labels: binary problems take ``y`` as given; the larger of the two sorted labels is +1
 (SPEC, notation), which is scikit-learn's ``classes_[1]``, the class a positive
-``decision_function`` predicts. Multi-class classifiers are refused (one-vs-one / one-vs-rest
-models are several problems; map one binary sub-problem at a time).
+``decision_function`` predicts. A multi-class classifier is several binary problems
+(one-vs-one for ``SVC`` / ``NuSVC`` and the ``fast`` estimators' default, one-vs-rest for
+``LinearSVC``): ``from_sklearn`` then returns a :class:`ProblemSet` and the list of its
+points, one per problem, and ``problems.certify(solutions)`` a :class:`CertificateSet`
+(``.ok`` when every certificate holds).
 
 Every mapping, in one line each (details in :func:`from_sklearn`):
 
@@ -19,7 +22,10 @@ Every mapping, in one line each (details in :func:`from_sklearn`):
 * ``NuSVC`` (binary): the same with ``C = max_i |dual_coef_[0, i]|`` (LIBSVM's ``1/r``).
 * ``LinearSVC(loss="hinge")``: ``SVM([X, s e], y, C, Linear(), fit_intercept=False)``,
   ``w = [coef_[0], intercept_[0] / s]``, ``s = intercept_scaling`` (LIBLINEAR regularizes
-  its intercept); ``loss="squared_hinge"`` is refused.
+  its intercept).
+* ``LinearSVC()`` (``loss="squared_hinge"``, the default): ``ODM(X, y, lam=C m, mu=0,
+  theta=0, kernel=Linear(), fit_intercept, intercept_scaling=s)``, ``w = coef_[0]``,
+  ``intercept = intercept_[0]``.
 * ``KernelRidge``: ``DRM(K, y, X_test=y^T, alpha=0, beta=alpha, kernel=Precomputed())``,
   ``coef = dual_coef_``: the targets play the part of ``K_x``.
 * ``Ridge``: ``DRM(Xc^T Xc, groups, X_test=(Xc^T yc)^T, alpha=0, beta=alpha,
@@ -37,7 +43,7 @@ import scipy.sparse as sp
 from . import kernels as _k
 from ._validation import check_labels, check_X
 
-__all__ = ["from_sklearn", "svc_kernel"]
+__all__ = ["from_sklearn", "svc_kernel", "ProblemSet", "CertificateSet"]
 
 #: relative tolerance of the consistency checks between an estimator and the data given
 CONSISTENCY_RTOL = 1e-10
@@ -61,10 +67,16 @@ def from_sklearn(estimator, X, y):
 
     Returns
     -------
-    problem : a refmodels problem (``SVM``, ``DRM``, ``ODML``, ``LDM``, ``ODM``, ``SVMm``)
-    solution : ``problem.solution_from(...)`` of the estimator's fitted point. Certify it
-        with ``problem.certify(solution, tol=...)``; a tolerance near the one the estimator's
-        solver was run with (its ``tol``) is the fair one.
+    problem : a refmodels problem (``SVM``, ``DRM``, ``ODML``, ``LDM``, ``ODM``, ``SVMm``),
+        or, for a classifier fitted on more than two classes, a :class:`ProblemSet` of its
+        binary problems (one per pair of classes for ``SVC``, ``NuSVC`` and the ``fast``
+        estimators' default one-vs-one, one per class for ``LinearSVC`` and
+        ``multi_class="ovr"``)
+    solution : ``problem.solution_from(...)`` of the estimator's fitted point (a list of
+        them, one per problem of the :class:`ProblemSet`). Certify it with
+        ``problem.certify(solution, tol=...)`` (a :class:`CertificateSet` for a
+        :class:`ProblemSet`, ``.ok`` when all hold); a tolerance near the one the
+        estimator's solver was run with (its ``tol``) is the fair one.
 
     Raises
     ------
@@ -114,10 +126,23 @@ def from_sklearn(estimator, X, y):
     Refused (``ValueError``) when it cannot be determined: no non-zero dual coefficient
     (``r = 0`` or an empty model).
 
-    **LinearSVC** (binary; LIBLINEAR). Only ``penalty="l2"``, ``loss="hinge"`` maps (SPEC
-    §1 with LIBLINEAR's dual coordinate descent); ``loss="squared_hinge"`` (the L2-loss
-    SVM) is not a SPEC family and is refused, as are ``penalty="l1"``,
-    ``multi_class="crammer_singer"`` and ``class_weight``. ``C`` is SPEC's ``C``.
+    **LinearSVC** (LIBLINEAR). ``penalty="l2"`` maps, with either loss; ``penalty="l1"``,
+    ``multi_class="crammer_singer"`` and ``class_weight`` are refused. Beyond two classes
+    LIBLINEAR solves one problem per class (that class +1 against the rest): ``coef_[c]``,
+    ``intercept_[c]`` is the point of the problem of ``classes_[c]``.
+    ``loss="squared_hinge"`` (the default, LIBLINEAR ``-s 1`` / ``-s 2``) solves
+    ``1/2 (||w||^2 + w_b^2) + C sum_i max(0, 1 - y_i (w^T x_i + s w_b))^2``: SPEC §4's
+    ``f_O`` at ``theta = 0`` (the band's lower edge is the margin 1), ``mu = 0`` (no loss
+    above it) and ``lam / m = C``, with ODM's regularized intercept (the bias feature
+    ``s = intercept_scaling``; :mod:`refmodels._intercept`). The adapter returns
+    ``ODM(X, y, lam=C m, mu=0, theta=0, kernel=Linear(), fit_intercept=fit_intercept,
+    intercept_scaling=s)`` and the point ``w = coef_[0]``, ``intercept = intercept_[0]``.
+    LIBLINEAR's primal trust region (``dual=False``, which ``dual="auto"`` picks when
+    ``m > d``) stops when its reduction falls below ``1e-12 |f|``: its point is then optimal
+    in value to that, and its gradient, which the certificate's stationarity measures, can
+    stay a few 1e-6 (seen at ``C = 0.7``, ``intercept_scaling = 3`` on heart).
+    ``loss="hinge"`` is SPEC §1 with LIBLINEAR's dual coordinate descent.
+    ``C`` is SPEC's ``C``.
     ``coef_[0]`` is ``w``, positive meaning ``classes_[1]``. With ``fit_intercept=True``
     LIBLINEAR does *not* fit an unregularized intercept: it appends a constant feature
     ``s = intercept_scaling`` to every row and regularizes its weight ``w_b`` like the
@@ -127,6 +152,16 @@ def from_sklearn(estimator, X, y):
     (its ``problem.X`` has the extra column: augment new points the same way) and
     ``w = [coef_[0], intercept_[0] / s]``. (It is not the SVM with intercept: the
     optimum depends on ``s``, and tends to it only as ``s -> inf``.)
+
+    **SVC / NuSVC beyond two classes** (one-vs-one). LIBSVM solves one problem per pair of
+    classes ``(i, j)``, ``i < j`` in ``classes_`` order, on the samples of those two classes;
+    ``dual_coef_`` holds ``n_classes - 1`` rows over the support vectors grouped by class
+    (``n_support_``): the pair's coefficients are ``dual_coef_[j - 1]`` on the support
+    vectors of class ``i`` and ``dual_coef_[i]`` on those of class ``j``, its intercept
+    ``intercept_[p]``, and its decision value is positive for class ``i``. Each pair maps
+    as the binary case, ``classes_[j]`` being +1 (both signs turned): ``SVM(X_pair,
+    y_pair, C, kernel, fit_intercept=True)``, ``gamma`` resolved on all of ``X`` as
+    scikit-learn does; a NuSVC pair's ``C`` is its own largest ``|coefficient|``.
 
     **KernelRidge.** ``dual_coef_ = c = (K + beta I)^{-1} t`` for the targets ``t`` (``y``,
     one column per output), ``beta`` = KernelRidge's ``alpha``. SPEC §8's DRM with
@@ -167,9 +202,10 @@ def from_sklearn(estimator, X, y):
     estimator keeps it) and the point is ``coef = dual_coef_[0]``, ``intercept =
     intercept_[0]`` (``+1`` = ``classes_[1]``, as in ``fit``), with the dual variables of
     ``solutions_[0]`` when it carries them (certified as ``estimator.certify()`` does,
-    rather than with multipliers derived from the margins). Beyond two classes the
-    estimator is refused: its binary problems (one per pair of classes, or per class with
-    ``multi_class="ovr"``) and their points are already ``problems_`` and ``solutions_``.
+    rather than with multipliers derived from the margins). With a bias feature
+    (``fit_intercept`` of ODM, ODML, LDM) the point carries ``intercept_[0]``, which the
+    certificate checks against ``s w_b``. Beyond two classes: a :class:`ProblemSet` of
+    ``problems_`` (``pairs_`` one-vs-one, or one per class) and their points.
 
     Examples
     --------
@@ -211,6 +247,8 @@ def from_sklearn(estimator, X, y):
     top = module.split(".")[0]
     if (top, name) in table:
         _check_fitted(estimator)
+        if name in _MULTICLASS and np.asarray(estimator.classes_).size > 2:
+            return _MULTICLASS[name](estimator, X, y)
         return table[(top, name)](estimator, X, y)
     if top == "fast" and name in _FAST_PROBLEMS:
         _check_fitted(estimator)
@@ -367,33 +405,50 @@ def _libsvm_solution(prob, coef, b):
 
 
 def _from_linear_svc(est, X, y):
-    from .svm import SVM
-
     X = check_X(X, allow_sparse=True)
     y = _binary_y(est, y, X.shape[0])
     _check_n_features(est, X)
+    _check_linear_svc(est)
+    w = np.asarray(est.coef_, dtype=np.float64)
+    if w.shape != (1, X.shape[1]):
+        raise ValueError(f"estimator.coef_ must have shape (1, {X.shape[1]}); got {w.shape}")
+    return _linear_svc_problem(est, X, y, w[0], float(np.ravel(est.intercept_)[0]))
+
+
+def _check_linear_svc(est):
+    """The settings of a LinearSVC that map: ``penalty="l2"`` with the hinge (SPEC §1) or
+    the squared hinge (SPEC §4 at ``mu = theta = 0``), one-vs-rest, no class weights."""
     if est.penalty != "l2":
-        raise ValueError(f"penalty must be 'l2' to map to SPEC §1 (the SVM); got {est.penalty!r}")
-    if est.loss != "hinge":
-        raise ValueError(f"loss must be 'hinge' to map to SPEC §1 (the SVM); got {est.loss!r}: "
-                         "the squared hinge (L2-loss SVM) is not a SPEC family. Fit "
-                         "LinearSVC(loss='hinge', dual=True) to certify it")
+        raise ValueError(f"penalty must be 'l2' to map to SPEC §1 (hinge) or §4 (squared "
+                         f"hinge); got {est.penalty!r}")
+    if est.loss not in ("hinge", "squared_hinge"):
+        raise ValueError(f"loss must be 'hinge' or 'squared_hinge'; got {est.loss!r}")
     if getattr(est, "multi_class", "ovr") != "ovr":
         raise ValueError(f"multi_class must be 'ovr'; got {est.multi_class!r} (Crammer-Singer "
                          "is not a SPEC family)")
     if est.class_weight is not None:
         raise ValueError(f"class_weight must be None: a per-class C is not SPEC §1's problem; "
                          f"got {est.class_weight!r}")
-    w = np.asarray(est.coef_, dtype=np.float64)
-    if w.shape != (1, X.shape[1]):
-        raise ValueError(f"estimator.coef_ must have shape (1, {X.shape[1]}); got {w.shape}")
-    w = w[0]
+
+
+def _linear_svc_problem(est, X, y, w, b):
+    """The problem and point of one binary LinearSVC problem (labels ``y``, +1 the larger)."""
+    from .odm import ODM
+    from .svm import SVM
+
+    if est.loss == "squared_hinge":
+        # 1/2 ||[w; w_b]||^2 + C sum max(0, 1 - y_i ([x_i; s]^T [w; w_b]))^2 is ODM's f_O at
+        # theta = 0, mu = 0 with lam / m = C, on the bias feature s (LIBLINEAR -B s)
+        s = float(est.intercept_scaling)
+        prob = ODM(X, y, lam=float(est.C) * X.shape[0], mu=0.0, theta=0.0, kernel=_k.Linear(),
+                   fit_intercept=bool(est.fit_intercept), intercept_scaling=s)
+        return prob, prob.solution_from(w=w, intercept=b if est.fit_intercept else None)
     if est.fit_intercept:
         s = float(est.intercept_scaling)
         col = np.full((X.shape[0], 1), s)
         Xa = sp.hstack([X, sp.csr_matrix(col)], format="csr") if sp.issparse(X) \
             else np.hstack([X, col])
-        w = np.concatenate([w, [float(np.ravel(est.intercept_)[0]) / s]])
+        w = np.concatenate([w, [b / s]])
     else:
         Xa = X
     prob = SVM(Xa, y, C=float(est.C), kernel=_k.Linear(), fit_intercept=False)
@@ -528,14 +583,11 @@ def _from_fast(est, X, y):
     name = type(est).__name__
     kernel = est.kernel_
     X = check_X(X, allow_sparse=kernel.is_linear)
-    if np.asarray(est.classes_).size > 2:
-        raise ValueError(f"estimator must be a binary classifier (two classes); {name} was "
-                         f"fitted on {np.asarray(est.classes_).size} classes: its binary "
-                         f"problems and points are estimator.problems_[p] and "
-                         f"estimator.solutions_[p] (one per pair of classes, pairs_, with "
-                         f"multi_class='ovo'; one per class with 'ovr'), and "
-                         f"estimator.certify() certifies them all")
-    y = _binary_y(est, y, X.shape[0])
+    multi = np.asarray(est.classes_).size > 2
+    if multi:
+        y, _ = _multiclass_y(est, y, X.shape[0])
+    else:
+        y = _binary_y(est, y, X.shape[0])
     Xfit = getattr(est, "X_fit_", None)
     if Xfit is not None:
         same = Xfit.shape == X.shape and (
@@ -549,14 +601,22 @@ def _from_fast(est, X, y):
     elif tuple(getattr(est, "shape_fit_", X.shape)) != tuple(X.shape):
         raise ValueError(f"X must be the estimator's training data of shape {est.shape_fit_}; "
                          f"got {X.shape}")
+    if multi:
+        return _from_fast_multiclass(est, X, y)
     problems = getattr(est, "problems_", None)
     if problems:
         prob = problems[0]
     else:
         cls = getattr(rm, _FAST_PROBLEMS[name])
         prob = cls(X, y, kernel=kernel, **est._problem_kwargs())
-    coef = np.asarray(est.dual_coef_, dtype=np.float64)[0]
-    b = float(np.ravel(est.intercept_)[0])
+    return prob, _fast_point(est, prob, 0, None)
+
+
+def _fast_point(est, prob, p, rows):
+    """The point of the fast estimator's problem ``p`` (its training ``rows``, None: all)."""
+    coef = np.asarray(est.dual_coef_, dtype=np.float64)[p]
+    coef = coef if rows is None else coef[rows]
+    b = float(np.ravel(est.intercept_)[p])
     # the estimator's own dual variables, when its solution carries them: the point is then
     # certified with the multipliers the solver found, as est.certify() does, rather than
     # with multipliers derived from the margins (on raw features, e.g. ODM on raw
@@ -564,10 +624,241 @@ def _from_fast(est, X, y):
     # for a point whose own multipliers certify)
     dual = None
     sols = getattr(est, "solutions_", None)
-    if problems and sols:
-        v = sols[0].variables
+    if getattr(est, "problems_", None) and sols:
+        v = sols[p].variables
         if prob.dual_names and all(np.shape(v.get(k)) == (prob._dual_size(k),)
                                    for k in prob.dual_names):
             dual = {k: np.asarray(v[k], dtype=np.float64) for k in prob.dual_names}
-    return prob, prob.solution_from(coef=coef, intercept=b if prob.has_intercept else None,
-                                    dual=dual)
+    # the intercept_ the estimator predicts with: the free b, or s w_b of a bias feature
+    # (the certificate checks it is the point's)
+    has_b = prob.has_intercept or getattr(prob, "fit_intercept", False)
+    return prob.solution_from(coef=coef, intercept=b if has_b else None, dual=dual)
+
+
+def _from_fast_multiclass(est, X, y):
+    """A fast estimator beyond two classes: its problems (``problems_``, one per pair of
+    ``pairs_`` one-vs-one, or one per class one-vs-rest) and its points."""
+    classes = np.asarray(est.classes_)
+    problems = getattr(est, "problems_", None)
+    if not problems:
+        raise ValueError(f"estimator ({type(est).__name__}) keeps no problems_ to map")
+    pairs = np.asarray(getattr(est, "pairs_", np.zeros((0, 2))), dtype=int).reshape(-1, 2)
+    cl = classes.tolist()
+    if pairs.size:
+        rows = [np.flatnonzero((y == classes[i]) | (y == classes[j])) for i, j in pairs]
+        labels, scheme = [(cl[i], cl[j]) for i, j in pairs], "ovo"
+    else:
+        rows, labels, scheme = [None] * len(problems), cl, "ovr"
+    sols = [_fast_point(est, prob, p, r) for p, (prob, r) in enumerate(zip(problems, rows))]
+    return ProblemSet(problems, labels, scheme, classes, rows), sols
+
+
+# ---- multi-class models: one binary problem per pair of classes (or per class) -------------------
+class ProblemSet:
+    """The binary problems of a multi-class model, in the model's order.
+
+    ``scheme`` is ``"ovo"`` (one-vs-one: ``labels[p] = (classes[i], classes[j])``, the
+    problem of the samples of those two classes, ``classes[j]`` its +1, as the ``fast``
+    estimators' ``pairs_``) or ``"ovr"`` (one-vs-rest: ``labels[p] = classes[p]``, that class
+    +1 against the rest, on every sample). ``rows[p]`` are the training rows the problem
+    holds (None: all). Indexing and iteration give the problems;
+    :meth:`certify` certifies one point per problem.
+    """
+
+    def __init__(self, problems, labels, scheme, classes, rows):
+        self.problems = list(problems)
+        self.labels = list(labels)
+        self.scheme = scheme
+        self.classes = np.asarray(classes)
+        self.rows = list(rows)
+
+    def __len__(self):
+        return len(self.problems)
+
+    def __getitem__(self, p):
+        return self.problems[p]
+
+    def __iter__(self):
+        return iter(self.problems)
+
+    def __repr__(self):
+        names = sorted({type(p).__name__ for p in self.problems})
+        return (f"ProblemSet({len(self)} {'/'.join(names)} problems, {self.scheme}, classes "
+                f"{self.classes.tolist()})")
+
+    def certify(self, solutions, tol=None, reference="auto"):
+        """One certificate per problem (``solutions`` in the same order): a
+        :class:`CertificateSet`, ``.ok`` when every one holds."""
+        from .certify import DEFAULT_TOL
+
+        solutions = list(solutions)
+        if len(solutions) != len(self.problems):
+            raise ValueError(f"solutions must hold one Solution per problem ({len(self)}); got "
+                             f"{len(solutions)}")
+        tol = DEFAULT_TOL if tol is None else tol
+        return CertificateSet([p.certify(s, tol=tol, reference=reference)
+                               for p, s in zip(self.problems, solutions)], self.labels)
+
+
+class CertificateSet:
+    """The certificates of a :class:`ProblemSet`'s points: ``ok`` when every one holds,
+    ``worst`` the largest scaled residual over them (with its problem's labels), and
+    ``holds_at`` the largest ``holds_at``. Indexing and iteration give the certificates."""
+
+    def __init__(self, certificates, labels):
+        self.certificates = list(certificates)
+        self.labels = list(labels)
+
+    def __len__(self):
+        return len(self.certificates)
+
+    def __getitem__(self, p):
+        return self.certificates[p]
+
+    def __iter__(self):
+        return iter(self.certificates)
+
+    @property
+    def ok(self):
+        return all(c.ok for c in self.certificates)
+
+    def __bool__(self):
+        return self.ok
+
+    @property
+    def worst(self):
+        """``(labels, residual name, scaled value)`` of the largest scaled residual."""
+        best = None
+        for lab, c in zip(self.labels, self.certificates):
+            name, value = c.worst
+            if best is None or abs(value) > abs(best[2]):
+                best = (lab, name, value)
+        return best
+
+    @property
+    def holds_at(self):
+        return max(c.holds_at for c in self.certificates)
+
+    def __str__(self):
+        lines = [f"{len(self)} certificates, {'all hold' if self.ok else 'some FAIL'}"]
+        for lab, c in zip(self.labels, self.certificates):
+            name, value = c.worst
+            lines.append(f"  {lab}: {'holds' if c.ok else 'FAILS'} (worst {name} {value:.2e})")
+        return "\n".join(lines)
+
+    def to_dict(self):
+        return {"ok": self.ok, "certificates": [
+            {"labels": np.asarray(lab).tolist(), **c.to_dict()}
+            for lab, c in zip(self.labels, self.certificates)]}
+
+
+def _multiclass_y(estimator, y, m):
+    y = check_labels(y, m, "y")
+    classes = np.asarray(estimator.classes_)
+    if not np.array_equal(np.unique(y), classes):
+        raise ValueError(f"y must hold the estimator's classes {classes.tolist()}; got "
+                         f"{np.unique(y).tolist()[:10]}")
+    return y, classes
+
+
+def _ovo_pairs(k):
+    return [(i, j) for i in range(k) for j in range(i + 1, k)]
+
+
+def _from_libsvm_multiclass(est, X, y, which):
+    """``SVC`` / ``NuSVC`` beyond two classes: LIBSVM's one-vs-one problems.
+
+    LIBSVM stores ``dual_coef_`` as ``(n_classes - 1, n_SV)``, the support vectors grouped by
+    class (``n_support_``): the pair ``(i, j)`` has the coefficients ``dual_coef_[j - 1]`` on
+    the support vectors of class ``i`` and ``dual_coef_[i]`` on those of class ``j``, and the
+    intercept ``intercept_[p]`` (pairs in the order ``(0, 1), (0, 2), ..., (1, 2), ...``); its
+    decision value is positive for class ``i``. Ours is positive for ``classes[j]`` (the larger
+    label, SPEC): both change sign. NuSVC: each pair's ``C`` is its own largest
+    ``|coefficient|`` (``1 / r`` of that pair's nu-SVM)."""
+    from .svm import SVM
+
+    X = check_X(X, allow_sparse=True)
+    y, classes = _multiclass_y(est, y, X.shape[0])
+    _check_shape_fit(est, X)
+    if getattr(est, "_impl", which) != which:
+        raise ValueError(f"estimator must be a {which} model; got {est._impl!r}")
+    cw = getattr(est, "class_weight_", None)
+    if cw is not None and np.size(cw) and not np.allclose(cw, 1.0):
+        raise ValueError(f"class_weight must be None: a per-class C is not SPEC §1's problem; "
+                         f"the estimator has class_weight_={np.asarray(cw).tolist()}")
+    kernel = svc_kernel(est, X)
+    k, m = classes.size, X.shape[0]
+    support = np.asarray(est.support_, dtype=np.int64)
+    counts = np.asarray(est.n_support_, dtype=np.int64)
+    dual = _dense_row(est.dual_coef_)
+    b_all = np.ravel(est.intercept_)
+    if dual.shape != (k - 1, support.size) or counts.sum() != support.size \
+            or b_all.size != k * (k - 1) // 2:
+        raise ValueError(f"estimator must be a one-vs-one LIBSVM model of {k} classes: "
+                         f"dual_coef_ {dual.shape}, n_support_ {counts.tolist()}, "
+                         f"intercept_ {b_all.shape}")
+    if support.size and (support.min() < 0 or support.max() >= m):
+        raise ValueError(f"X must be the estimator's training data: support_ indexes rows up "
+                         f"to {support.max()} but X has {m} rows")
+    if not kernel.is_precomputed and support.size:
+        sv = _dense_row(est.support_vectors_)
+        if not np.allclose(sv, _dense_row(X[support]), rtol=CONSISTENCY_RTOL, atol=0):
+            raise ValueError("X must be the estimator's training data: its rows support_ are "
+                             "not the estimator's support_vectors_ (scaled differently?)")
+    start = np.concatenate([[0], np.cumsum(counts)])
+    if support.size and not all(np.all(y[support[start[c]:start[c + 1]]] == classes[c])
+                                for c in range(k)):
+        raise ValueError("y must be the estimator's training labels: its support vectors are "
+                         "not grouped by class as n_support_ says")
+    problems, solutions, labels, rows_all = [], [], [], []
+    for p, (i, j) in enumerate(_ovo_pairs(k)):
+        rows = np.flatnonzero((y == classes[i]) | (y == classes[j]))
+        coef_full = np.zeros(m)
+        si, sj = slice(start[i], start[i + 1]), slice(start[j], start[j + 1])
+        coef_full[support[si]] = -dual[j - 1, si]          # LIBSVM: positive = class i
+        coef_full[support[sj]] = -dual[i, sj]
+        coef = coef_full[rows]
+        yp = np.where(y[rows] == classes[j], 1, -1)
+        Xp = X[np.ix_(rows, rows)] if kernel.is_precomputed else X[rows]
+        if which == "nu_svc":
+            C = float(np.max(np.abs(coef))) if coef.size else 0.0
+            if not (np.isfinite(C) and C > 0):
+                raise ValueError(f"estimator (NuSVC) does not determine C for the pair "
+                                 f"{(classes[i], classes[j])}: no non-zero dual coefficient")
+        else:
+            C = float(est.C)
+        prob = SVM(Xp, yp, C=C, kernel=kernel, fit_intercept=True)
+        problems.append(prob)
+        solutions.append(_libsvm_solution(prob, coef, -float(b_all[p])))
+        labels.append((classes.tolist()[i], classes.tolist()[j]))
+        rows_all.append(rows)
+    return ProblemSet(problems, labels, "ovo", classes, rows_all), solutions
+
+
+def _from_linear_svc_multiclass(est, X, y):
+    """``LinearSVC`` beyond two classes: LIBLINEAR's one-vs-rest problems, ``coef_[c]`` and
+    ``intercept_[c]`` the point of ``classes_[c]`` (+1) against the rest."""
+    X = check_X(X, allow_sparse=True)
+    y, classes = _multiclass_y(est, y, X.shape[0])
+    _check_n_features(est, X)
+    _check_linear_svc(est)
+    W = np.asarray(est.coef_, dtype=np.float64)
+    b = np.ravel(np.asarray(est.intercept_, dtype=np.float64))
+    if W.shape != (classes.size, X.shape[1]):
+        raise ValueError(f"estimator.coef_ must have shape ({classes.size}, {X.shape[1]}); got "
+                         f"{W.shape}")
+    if b.size != classes.size:
+        b = np.zeros(classes.size) if not est.fit_intercept and b.size == 1 else b
+    problems, solutions = [], []
+    for c in range(classes.size):
+        prob, sol = _linear_svc_problem(est, X, np.where(y == classes[c], 1, -1), W[c],
+                                        float(b[c]))
+        problems.append(prob)
+        solutions.append(sol)
+    return (ProblemSet(problems, classes.tolist(), "ovr", classes, [None] * classes.size),
+            solutions)
+
+
+_MULTICLASS = {"SVC": lambda e, X, y: _from_libsvm_multiclass(e, X, y, "c_svc"),
+               "NuSVC": lambda e, X, y: _from_libsvm_multiclass(e, X, y, "nu_svc"),
+               "LinearSVC": _from_linear_svc_multiclass}

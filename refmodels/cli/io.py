@@ -460,6 +460,10 @@ def _foreign_setup(args, family, X, hyper):
         elif hyper["fit_intercept"] != bool(fi):
             raise CLIError(f"a {fmt} model has fit_intercept={bool(fi)}; --param says "
                            f"{hyper['fit_intercept']}")
+    for key in ("mu", "theta"):          # LIBLINEAR -s 1 / -s 2: ODM at mu = theta = 0
+        if info.get(key) is not None and key in names and key not in hyper:
+            hyper[key] = float(info[key])
+            notes.append(f"{key}={hyper[key]:g} from the {fmt} model (the squared hinge)")
     if info.get("C") is not None and "C" in _param_names(getattr(rm, family)) \
             and "C" not in hyper:
         hyper["C"] = float(info["C"])
