@@ -35,11 +35,23 @@ the 1-D form, so a user's regularizer need not support matrices.
 :func:`check` tests a regularizer: ``value`` against ``expr``, ``prox`` against a CVXPY
 solve of the prox problem, a convexity probe, and the conjugate (if any) through the
 Fenchel-Young inequality and equality.
+
+Nothing trusts a user's regularizer unchecked: :func:`verdict` runs :func:`check` once per
+regularizer object (the report kept, weakly, in a module-level table, not on a problem), at
+the first solve or certificate of a DRR that uses it. :func:`require_usable` refuses
+(``ValueError`` naming the check) a regularizer that is not the convex function it states
+(:data:`REFUSE_ON`: a non-DCP ``expr``, ``value`` not ``expr``'s value, a failed convexity
+probe) or whose ``prox`` returns non-finite values. A ``prox`` or conjugate that fails its
+check is not used as evidence: the fast solvers then say ``inaccurate`` (the fixed point of
+a wrong prox is not the optimum), and the certificate uses the conjugate only when it passed
+and the prox-gradient residual only when the prox did.
 """
 from __future__ import annotations
 
+import functools
 import math
 import numbers
+import weakref
 from fractions import Fraction
 
 import numpy as np
@@ -49,7 +61,7 @@ from ._numeric import dual_exponent  # noqa: F401  (public here: the Hölder con
 from ._numeric import unit_scale, unit_scale_scalar
 
 __all__ = ["Regularizer", "GroupNorm", "check", "CheckReport", "CheckResult", "check_groups",
-           "dual_exponent", "project_l1_ball"]
+           "dual_exponent", "project_l1_ball", "verdict", "require_usable"]
 
 
 # ----------------------------------------------------------------------------------------
@@ -524,6 +536,19 @@ class CheckReport:
     __repr__ = __str__
 
 
+def _worse(worst, *errors):
+    """The largest of ``worst`` and ``errors``, a non-finite error counting as ``inf`` (``max``
+    would drop a NaN: ``max(0.0, nan)`` is 0.0, a check passed by a NaN)."""
+    for e in errors:
+        e = float(e)
+        worst = max(worst, e if math.isfinite(e) else math.inf)
+    return worst
+
+
+#: the note of the prox check when ``prox`` returns NaN or inf
+NONFINITE_PROX = "prox returned non-finite values (NaN or inf)"
+
+
 def _random_groups(dim, rng):
     n_groups = max(1, min(3, dim))
     labels = np.concatenate([np.arange(n_groups), rng.integers(0, n_groups, dim - n_groups)])
@@ -617,7 +642,7 @@ def check(reg, dim=6, groups=None, n_trials=5, random_state=0, tol=1e-6):
             w = draw()
             x.value = w
             val = float(reg.value(w, groups))
-            worst = max(worst, abs(val - float(e.value)) / (1.0 + abs(float(e.value))))
+            worst = _worse(worst, abs(val - float(e.value)) / (1.0 + abs(float(e.value))))
         return worst, ""
 
     prox_pts = []
@@ -636,11 +661,13 @@ def check(reg, dim=6, groups=None, n_trials=5, random_state=0, tol=1e-6):
             xp = np.asarray(reg.prox(v, s, groups), float)
             if xp.shape != (dim,):
                 raise ValueError(f"prox returned shape {xp.shape}, expected ({dim},)")
+            if not np.all(np.isfinite(xp)):
+                raise ValueError(NONFINITE_PROX)
             prox_pts.append((v, s, xp))
             Fp = 0.5 * float(np.sum((xp - v) ** 2)) + s * float(reg.value(xp, groups))
             Fc = 0.5 * float(np.sum((xc - v) ** 2)) + s * float(reg.value(xc, groups))
-            worst_d = max(worst_d, np.linalg.norm(xp - xc) / (1.0 + np.linalg.norm(xc)))
-            worst_f = max(worst_f, (Fp - Fc) / (1.0 + abs(Fc)))
+            worst_d = _worse(worst_d, np.linalg.norm(xp - xc) / (1.0 + np.linalg.norm(xc)))
+            worst_f = _worse(worst_f, (Fp - Fc) / (1.0 + abs(Fc)))
         prox_obj.append(worst_f)
         return worst_d, ""
 
@@ -661,7 +688,7 @@ def check(reg, dim=6, groups=None, n_trials=5, random_state=0, tol=1e-6):
             a, b, t = draw(), draw(), float(rng.uniform(0.05, 0.95))
             Ra, Rb = float(reg.value(a, groups)), float(reg.value(b, groups))
             Rm = float(reg.value(t * a + (1 - t) * b, groups))
-            worst = max(worst, (Rm - t * Ra - (1 - t) * Rb) / (1.0 + abs(Ra) + abs(Rb)))
+            worst = _worse(worst, (Rm - t * Ra - (1 - t) * Rb) / (1.0 + abs(Ra) + abs(Rb)))
         return max(worst, 0.0), ""
 
     run("convexity probe", 1e-3 * tol, convexity)
@@ -674,7 +701,7 @@ def check(reg, dim=6, groups=None, n_trials=5, random_state=0, tol=1e-6):
                 Rw, Ru = float(reg.value(w, groups)), float(reg.conjugate(u, groups))
                 if np.isinf(Ru):
                     continue
-                worst = max(worst, (u @ w - Rw - Ru) / (1.0 + abs(u @ w) + abs(Rw)))
+                worst = _worse(worst, (u @ w - Rw - Ru) / (1.0 + abs(u @ w) + abs(Rw)))
             return max(worst, 0.0), ""
 
         def fy_equality():
@@ -701,10 +728,102 @@ def check(reg, dim=6, groups=None, n_trials=5, random_state=0, tol=1e-6):
                     shrink, u = hi, (1 - hi) * u
                     Ru = float(reg.conjugate(u, groups))
                     note = "u shrunk into dom R* (indicator conjugate)"
-                worst = max(worst, shrink,
+                worst = _worse(worst, shrink,
                             abs(Rx + Ru - u @ xp) / (1.0 + abs(u @ xp) + abs(Rx)))
             return worst, note
 
         run("Fenchel-Young inequality", 1e-3 * tol, fy_inequality)
         run("Fenchel-Young equality at prox points", tol, fy_equality)
     return CheckReport(reg, results)
+
+
+# ----------------------------------------------------------------------------------------
+# the verdict a DRR acts on
+# ----------------------------------------------------------------------------------------
+#: the checks whose failure means the regularizer is not the convex function it states:
+#: :func:`require_usable` refuses it
+REFUSE_ON = ("expr is convex (DCP)", "value vs expr", "convexity probe")
+#: the checks of ``prox``: when one fails, a fixed point of the prox is no evidence
+PROX_CHECKS = ("prox vs CVXPY", "prox objective (not above CVXPY's)")
+#: the checks of the conjugate: when one fails, a duality gap through it is no evidence (the
+#: equality is tested at the prox's points, so it speaks of the conjugate only when the prox
+#: passed its checks: :func:`bad_conjugate`)
+CONJUGATE_CHECKS = ("Fenchel-Young inequality", "Fenchel-Young equality at prox points")
+
+_VERDICTS = weakref.WeakKeyDictionary()   # regularizer -> CheckReport
+_VERDICTS_BY_ID = {}                       # id -> (weak reference, CheckReport): unhashable ones
+
+
+def _forget(key, _ref, table=_VERDICTS_BY_ID):
+    """The weak reference's callback: the entry of an unhashable regularizer goes with it."""
+    table.pop(key, None)
+
+
+def verdict(reg):
+    """:func:`check` of ``reg`` at its defaults, run once per regularizer object and kept
+    while the object lives (a module-level weak table); None for :class:`GroupNorm`, whose
+    value, prox and conjugate are the package's own (tested in its test suite)."""
+    if type(reg) is GroupNorm:
+        return None
+    try:
+        report = _VERDICTS.get(reg)
+    except TypeError:                          # unhashable (``__eq__`` without ``__hash__``)
+        entry = _VERDICTS_BY_ID.get(id(reg))
+        report = entry[1] if entry is not None and entry[0]() is reg else None
+        if report is None:
+            report = _weak_report(check(reg), reg)
+            key = id(reg)
+            ref = weakref.ref(reg, functools.partial(_forget, key))
+            _VERDICTS_BY_ID[key] = (ref, report)
+        return report
+    if report is None:
+        report = _weak_report(check(reg), reg)
+        _VERDICTS[reg] = report
+    return report
+
+
+def _weak_report(report, reg):
+    """``report`` referring to ``reg`` weakly (a value of the weak table must not keep its
+    key alive)."""
+    report.regularizer = weakref.proxy(reg)
+    return report
+
+
+def require_usable(reg):
+    """Refuse (``ValueError`` naming the failed check) a regularizer that is not the convex
+    function it states (:data:`REFUSE_ON`) or whose ``prox`` returns non-finite values;
+    return its :func:`verdict` (None for :class:`GroupNorm`)."""
+    report = verdict(reg)
+    if report is None:
+        return None
+    bad = [r for r in report.results if r.name in REFUSE_ON and not r.passed]
+    if bad:
+        r = bad[0]
+        why = r.note or f"error {r.max_error:.3g} above {r.tolerance:.1g}"
+        raise ValueError(f"regularizer {reg!r} fails rm.regularizers.check's {r.name!r} ({why}): "
+                         "DRR is a convex problem and takes only a convex regularizer whose "
+                         "value is its expr's (a non-convex one has stationary points that are "
+                         "not the optimum); see rm.regularizers.check(reg)")
+    for r in report.results:
+        if r.name in PROX_CHECKS and NONFINITE_PROX in r.note:
+            raise ValueError(f"regularizer.prox of {reg!r} must return finite values; "
+                             f"rm.regularizers.check's {r.name!r}: {r.note}")
+    return report
+
+
+def bad_conjugate(report):
+    """The failed checks that speak against the conjugate of a :func:`verdict`: the
+    Fenchel-Young inequality (a conjugate too small, which would make a duality gap too
+    small), and the equality when the prox passed (at a wrong prox's points it fails for a
+    right conjugate)."""
+    bad = failed(report, CONJUGATE_CHECKS[:1])
+    if not failed(report, PROX_CHECKS):
+        bad += failed(report, CONJUGATE_CHECKS[1:])
+    return bad
+
+
+def failed(report, names):
+    """The checks of ``names`` that ``report`` (a :func:`verdict`, or None: all passed) failed."""
+    if report is None:
+        return []
+    return [r for r in report.results if r.name in names and not r.passed]
