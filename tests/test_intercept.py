@@ -258,8 +258,8 @@ def test_cv_with_the_intercept_matches_gridsearch():
 
     X, y = _data(120, 4, seed=11, offset=3.0)
     grid = {"lam": [1.0, 16.0, 256.0], "mu": [0.2, 0.8], "theta": [0.2]}
-    cv = fast.ODMClassifierCV(lams=grid["lam"], mus=grid["mu"], thetas=grid["theta"],
-                              cv=3).fit(X, y)
+    cv = fast.ODMClassifierCV(kernel="linear", lams=grid["lam"], mus=grid["mu"],
+                              thetas=grid["theta"], cv=3).fit(X, y)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         gs = GridSearchCV(fast.ODMClassifier(kernel="linear"), grid, cv=3).fit(X, y)
@@ -267,7 +267,7 @@ def test_cv_with_the_intercept_matches_gridsearch():
                                gs.cv_results_["mean_test_score"], atol=1.0 / len(y) + 1e-12)
     assert cv.best_estimator_.fit_intercept
     kcv = fast.ODMLClassifierCV(kernel="rbf", lams=[1.0, 64.0], mu1s=[0.25], mu2s=[0.25],
-                                cv=3).fit(X, y)
+                                gammas=["scale"], cv=3).fit(X, y)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         kgs = GridSearchCV(fast.ODMLClassifier(kernel="rbf"),
@@ -306,6 +306,36 @@ def test_keel_protocol_gains_from_the_intercept():
     """Seed 002's linear protocol (smaller grid) on a real set: the intercept is selected
     and certified."""
     X, y = keel("haberman", minmax=True)
-    cv = fast.ODMClassifierCV(lams=[1.0, 16.0, 256.0], mus=[0.4], thetas=[0.4], cv=3).fit(X, y)
+    cv = fast.ODMClassifierCV(kernel="linear", lams=[1.0, 16.0, 256.0], mus=[0.4],
+                              thetas=[0.4], cv=3).fit(X, y)
     est = cv.best_estimator_
     assert est.fit_intercept and all(c.ok for c in est.certify())
+
+
+# ---- the command line ------------------------------------------------------------------------
+def test_cli_certifies_a_solution_with_the_intercept(tmp_path, capsys):
+    from refmodels.cli import main
+
+    def run(argv):
+        try:
+            code = main([str(a) for a in argv])
+        except SystemExit as exc:
+            code = exc.code
+        return code, capsys.readouterr()
+
+    X, y = _data(80, 3, seed=12)
+    data = tmp_path / "train.csv"
+    np.savetxt(data, np.column_stack([X, y]), delimiter=",")
+    prob = rm.ODM(X, y, lam=16.0, mu=0.5, theta=0.3, fit_intercept=True)
+    sol = fast.solve(prob)
+    good, bad = tmp_path / "good.npz", tmp_path / "bad.npz"
+    np.savez(good, w=sol.variables["w"][:3], intercept=sol.intercept)
+    np.savez(bad, w=sol.variables["w"][:3], intercept=sol.intercept + 0.3)
+    base = ["certify", "--data", data, "--family", "ODM", "--param", "lam=16", "--param",
+            "mu=0.5", "--param", "theta=0.3", "--no-reference"]
+    code, out = run(base + ["--param", "fit_intercept=true", "--solution", good])
+    assert code == 0 and "HOLDS" in out.out and "fit_intercept=True" in out.out
+    code, out = run(base + ["--param", "fit_intercept=true", "--solution", bad])
+    assert code == 1 and "FAILS" in out.out
+    code, out = run(base + ["--solution", good])
+    assert code == 2 and "fit_intercept=true" in out.err
