@@ -26,7 +26,9 @@ that does not pass runs again through :func:`fast.path`, so every score comes fr
 point that is certified or reported in ``n_fits_not_optimal``. The ``n_folds x n_other``
 paths are independent tasks dispatched through ``joblib.Parallel(n_jobs=n_jobs)``, so
 ``with joblib.parallel_backend("dask"): clf.fit(X, y)`` sends them to a Dask cluster
-unchanged. ``verbose > 0`` prints joblib's progress (and one line per fit at ``>= 10``).
+unchanged. ``verbose`` from 1 to 9 shows a ``tqdm``
+bar of the paths (joblib's text progress without ``tqdm``); ``>= 10`` prints joblib's
+progress and one line per path.
 
 Defaults: one set with the plain estimator. The kernel is the plain estimator's (``"rbf"``,
 ``gamma="scale"``), and every default grid is the papers' grid with the plain estimator's
@@ -332,7 +334,7 @@ class _PathSearchCV(StoresInitParams, ClassifierMixin, BaseEstimator):
                   f"candidates, as {len(tasks)} warm-started paths of {len(path_vals)} "
                   f"{path_name} values", flush=True)
         t0 = time.perf_counter()
-        outs = Parallel(n_jobs=self.n_jobs, verbose=int(self.verbose))(t for _, t in tasks)
+        outs = self._run_tasks(Parallel, [t for _, t in tasks], path_name)
         self.cv_time_ = time.perf_counter() - t0
 
         # candidates in ParameterGrid order, as GridSearchCV
@@ -381,11 +383,45 @@ class _PathSearchCV(StoresInitParams, ClassifierMixin, BaseEstimator):
         self.classes_ = classes
         if self.refit:
             t0 = time.perf_counter()
-            self.best_estimator_ = self._base(**self._base_params(grid), **self.best_params_,
-                                              **self._refit_params).fit(X, y)
+            from refmodels import _progress
+
+            with _progress.stage(f"{type(self).__name__}: refit {self.best_params_}",
+                                 enabled=self._bar()):
+                self.best_estimator_ = self._base(**self._base_params(grid),
+                                                  **self.best_params_,
+                                                  **self._refit_params).fit(X, y)
             self.refit_time_ = time.perf_counter() - t0
         self.n_features_in_ = X.shape[1]
         return self
+
+    def _bar(self):
+        """Whether a progress bar shows: ``0 < verbose < 10`` with ``tqdm`` installed (else
+        joblib's text progress, as before; ``verbose >= 10`` prints one line per path)."""
+        from refmodels import _progress
+
+        return 0 < int(self.verbose) < 10 and _progress.available()
+
+    def _run_tasks(self, Parallel, tasks, path_name):
+        """The fold paths through ``joblib.Parallel``, in order; with :meth:`_bar`, a
+        ``tqdm`` bar counts them as they finish (joblib's generator output)."""
+        from refmodels import _progress
+
+        if not self._bar():
+            return Parallel(n_jobs=self.n_jobs, verbose=int(self.verbose))(tasks)
+        bar = _progress.bar(total=len(tasks), unit="path",
+                            desc=f"{type(self).__name__}: fold paths of {path_name}")
+        try:
+            try:
+                gen = Parallel(n_jobs=self.n_jobs, return_as="generator")(tasks)
+            except TypeError:                      # joblib < 1.3: no generator output
+                gen = Parallel(n_jobs=self.n_jobs)(tasks)
+            outs = []
+            for out in gen:
+                outs.append(out)
+                bar.update(1)
+            return outs
+        finally:
+            bar.close()
 
     def _warn_not_optimal(self, not_optimal, candidates):
         """One ``ConvergenceWarning`` for the fold fits that did not reach the certificate's
@@ -476,7 +512,8 @@ _CV_DOC = """{family} with its hyperparameters chosen by ``cv``-fold cross-valid
 {fixed}    cv : int or splitter, default 5 (``StratifiedKFold``, as ``GridSearchCV``)
     n_jobs : int or None; the folds x grid points run as joblib tasks (``None`` follows an
         active ``joblib.parallel_backend``, e.g. ``"dask"``)
-    verbose : int, default 0 (joblib's progress; ``>= 10`` also one line per path)
+    verbose : int, default 0 (1 to 9: a progress bar of the fold paths and the refit, with
+        ``tqdm`` installed, else joblib's progress; ``>= 10`` joblib's and one line per path)
     refit : bool, default True (refit the best point on the whole training set)
     tol, max_iter, random_state : passed to every solve
 

@@ -275,7 +275,13 @@ class DRR(Problem):
         build = lambda reg: self._primal_problem(reg)
         problem, w, kx = build(self.regularizer)
         alt = None
+        from . import _progress
+
+        bar = _progress.bar(total=self.n_test, unit="test point",
+                            desc=f"DRR reference (CVXPY), m={self.m}",
+                            enabled=self.m * self.n_test > 50 * _progress.REFERENCE_BAR_M)
         for j in range(self.n_test):
+            bar.update(1)
             kx.value = self.K_x[:, j]
             try:
                 elapsed += _run(problem, solver, verbose, opts)
@@ -289,6 +295,7 @@ class DRR(Problem):
                 alt[2].value = self.K_x[:, j]
                 elapsed += _run(alt[0], solver, verbose, opts)
                 W[:, j] = self._refine(np.asarray(alt[1].value, float), j)
+        bar.close()
         return self._solution(W, None, solver, "primal", elapsed)
 
     #: proximal-gradient steps that polish CVXPY's primal point (see :meth:`_refine`)
