@@ -66,7 +66,7 @@ from scipy.linalg import cho_factor, cho_solve
 from refmodels import regularizers as _regularizers
 from refmodels._validation import check_prox
 from refmodels.regularizers import GroupNorm
-from refmodels.solution import Solution
+from refmodels.solution import Solution, SolverError
 
 from . import _common, _prox
 
@@ -234,9 +234,23 @@ def solve(prob, method=None, tol=None, max_iter=None, random_state=None, warm_st
     options : ``batch_size`` (columns per batch), ``c`` (PPA constant), ``b0``, ``eta``,
         ``restart`` (APG), ``operator`` (``"dense"`` or ``"linear"``, for gd/ppa/apg).
     """
-    t0 = time.perf_counter()
     # a user's regularizer, checked once (refused when not the convex function it states)
-    _regularizers.require_usable(prob.regularizer)
+    report = _regularizers.require_usable(prob.regularizer)
+    try:
+        return _solve(prob, method, tol, max_iter, warm_start, options)
+    except SolverError as exc:
+        bad = _regularizers.failed(report, _regularizers.PROX_CHECKS)
+        if not bad:
+            raise
+        # the iteration of a wrong prox may diverge: say whose fault it is
+        raise SolverError(f"{exc}. regularizer.prox of {prob.regularizer!r} fails "
+                          f"rm.regularizers.check's {bad[0].name!r} (error "
+                          f"{bad[0].max_error:.3g}): its iteration is not the problem's") from None
+
+
+def _solve(prob, method, tol, max_iter, warm_start, options):
+    """:func:`solve` once the regularizer passed :func:`refmodels.regularizers.require_usable`."""
+    t0 = time.perf_counter()
     smooth = bool(prob.has_closed_form)
     if method is None:
         method = "closed_form" if smooth and prob.m <= CLOSED_FORM_MAX_M else "apg"
@@ -396,8 +410,6 @@ def _open(res, sc, tol, method, it, W):
     function) raises ``SolverError`` naming the columns, never a point called optimal."""
     bad = ~(np.isfinite(res) & np.isfinite(sc))
     if bad.any():
-        from refmodels.solution import SolverError
-
         cols = np.flatnonzero(bad)
         big = float(np.max(np.abs(W[:, cols]), initial=0.0))
         raise SolverError(f"fast DRR solver method={method!r}: the optimality residual of "
@@ -498,8 +510,6 @@ def _apg(op, reg, smooth, beta, Kx, W, b0, eta, restart, tol, max_iter):
         if todo.size:
             # (a finite problem meets the test once b passes sigma_max(Q): only NaN or
             # overflow get here, and their columns have no step)
-            from refmodels.solution import SolverError
-
             raise SolverError(f"fast DRR solver method='apg': no step of test point(s) "
                               f"{a[todo][:5].tolist()} passed the backtracking test in 200 "
                               f"tries (b up to {float(np.max(ba[todo])):.3e}) at iteration "

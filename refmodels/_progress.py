@@ -35,11 +35,9 @@ class _NoBar:
 
 def available():
     """Whether ``tqdm`` can be imported."""
-    try:
-        import tqdm  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    import importlib.util
+
+    return importlib.util.find_spec("tqdm") is not None
 
 
 def bar(total=None, desc=None, enabled=True, unit="it"):

@@ -4,6 +4,7 @@ that the certificate does not confirm."""
 import gc
 import re
 import warnings
+import weakref
 
 import cvxpy as cp
 import numpy as np
@@ -111,16 +112,24 @@ def test_wrong_prox_is_inaccurate_never_optimal(make, kernel):
     prob = rm.DRR(X, y, Xt, alpha=0.5, beta=0.3, kernel=k, regularizer=reg)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        sol = fast.solve(prob)
-    assert sol.status == "inaccurate"
-    msgs = [str(w.message) for w in caught if issubclass(w.category, ConvergenceWarning)]
-    assert any("prox" in msg and "inaccurate" in msg for msg in msgs), msgs
-    cert = prob.certify(sol, reference=False)
-    assert not cert.ok
+        try:
+            sol = fast.solve(prob)
+        except SolverError as exc:
+            # a prox that expands (1.05 x the group norm's) makes the iteration diverge: the
+            # error names the prox and the check it fails, never a point called optimal
+            assert "prox" in str(exc) and "fails rm.regularizers.check" in str(exc)
+            assert "not finite" in str(exc)
+            sol = None
+    if sol is not None:
+        assert sol.status == "inaccurate"
+        msgs = [str(w.message) for w in caught if issubclass(w.category, ConvergenceWarning)]
+        assert any("prox" in msg and "inaccurate" in msg for msg in msgs), msgs
+        cert = prob.certify(sol, reference=False)
+        assert not cert.ok
     if reg.has_conjugate:
         ref = prob.solve()
         assert prob.certify(ref).ok
-        assert ref.objective.sum() < sol.objective.sum()
+        assert sol is None or ref.objective.sum() < sol.objective.sum()
     else:
         with pytest.raises(SolverError):
             prob.solve()
@@ -176,8 +185,8 @@ def test_zero_silent_optimal_over_user_regularizers(kernel):
             warnings.simplefilter("ignore", ConvergenceWarning)
             try:
                 sol = fast.solve(prob)
-            except ValueError:
-                continue                          # refused: fine
+            except (ValueError, SolverError):
+                continue                          # refused, or diverged: never 'optimal'
         if sol.status == "optimal":
             optimal += 1
             assert prob.certify(sol).ok, repr(reg)
@@ -202,9 +211,13 @@ def test_verdict_once_per_object_and_not_on_the_problem(monkeypatch):
             assert not any(isinstance(v, R.CheckReport) for v in vars(prob).values())
     assert len(calls) == 2                        # one per regularizer object
     assert R.verdict(GroupNorm(2, 1, "identity")) is None        # the package's own
+    gc.collect()
     reg = ElasticNet()
     R.verdict(reg)
+    assert reg in R._VERDICTS
     n = len(R._VERDICTS)
+    alive = weakref.ref(reg)
     del reg
     gc.collect()
-    assert len(R._VERDICTS) == n - 1              # kept weakly
+    assert alive() is None                        # the table does not keep it alive
+    assert len(R._VERDICTS) == n - 1              # and its entry goes with it

@@ -20,7 +20,6 @@ to the solvers' tolerance).
 """
 from __future__ import annotations
 
-import time
 import warnings
 
 import numpy as np
