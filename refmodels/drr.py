@@ -616,6 +616,11 @@ class DRR(Problem):
                 Pstar = np.asarray(ref.objective, float).reshape(-1)[j]
                 cj.add("objective gap", P[j] - Pstar, 1.0 + abs(Pstar))
             cert.merge_max(cj)
+        if report is not None:          # a user's regularizer: its value is its expr's here
+            from ._verdict import value_vs_expr_at
+
+            cert.add("regularizer value vs expr at the point",
+                     *value_vs_expr_at(reg, W, self.groups))
         cert.values["objective"] = P
         if use_conj:
             cert.values["dual_objective"] = D_all

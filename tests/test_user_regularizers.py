@@ -13,6 +13,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 import fast
 import refmodels as rm
+from refmodels import _verdict as V
 from refmodels import regularizers as R
 from refmodels.regularizers import GroupNorm, Regularizer
 from refmodels.solution import SolverError
@@ -214,10 +215,36 @@ def test_verdict_once_per_object_and_not_on_the_problem(monkeypatch):
     gc.collect()
     reg = ElasticNet()
     R.verdict(reg)
-    assert reg in R._VERDICTS
-    n = len(R._VERDICTS)
+    assert reg in V._VERDICTS
+    n = len(V._VERDICTS)
     alive = weakref.ref(reg)
     del reg
     gc.collect()
     assert alive() is None                        # the table does not keep it alive
-    assert len(R._VERDICTS) == n - 1              # and its entry goes with it
+    assert len(V._VERDICTS) == n - 1              # and its entry goes with it
+
+
+class LongerIsWrong(ElasticNet):
+    """Its value is its expr's on the check's short draws (six entries) and 10 % more on
+    longer vectors, such as a DRR point (one entry per training point): the check passes."""
+
+    def value(self, w, groups):
+        return super().value(w, groups) * (1.0 if w.size <= 6 else 1.1)
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "linear"])
+def test_value_is_checked_at_the_point_certified(kernel):
+    reg = LongerIsWrong()
+    assert R.check(reg).ok                        # the check's draws cannot see it
+    X, y, Xt, k = _instance(kernel)
+    prob = rm.DRR(X, y, Xt, alpha=0.5, beta=0.3, kernel=k, regularizer=reg)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        sol = fast.solve(prob)
+    assert sol.status != "optimal"
+    assert any("value vs expr" in str(w.message) for w in caught)
+    cert = prob.certify(sol, reference=False)
+    assert not cert.ok and cert.worst[0] == "regularizer value vs expr at the point"
+    # the same point with the right value certifies
+    right = rm.DRR(X, y, Xt, alpha=0.5, beta=0.3, kernel=k, regularizer=ElasticNet())
+    assert right.certify(right.solution_from(coef=sol.coef), reference=False).ok
