@@ -331,6 +331,29 @@ def test_multiclass_round_trip(adapter, dataset):
     assert not bad[0].certify(bad[1], tol=TOL, reference=False).ok, f"{adapter} {dataset}"
 
 
+#: the estimators at their defaults but ``tol``: tight (converged) and loose (stopped early)
+AT_DEFAULTS = {"SVC": (lambda: SVC(tol=1e-8), lambda: SVC(tol=0.1)),
+               "NuSVC": (lambda: NuSVC(tol=1e-8), lambda: NuSVC(tol=0.1)),
+               "LinearSVC": (lambda: LinearSVC(tol=1e-10, max_iter=100000),
+                             lambda: LinearSVC(tol=0.1, max_iter=100000))}
+
+
+@pytest.mark.parametrize("adapter", sorted(AT_DEFAULTS))
+@pytest.mark.parametrize("dataset", DATASETS + MULTICLASS_SETS)
+def test_defaults_certify_at_a_tight_tol_and_fail_at_a_loose_one(adapter, dataset):
+    """SVC(), NuSVC() and LinearSVC() at their defaults on five binary and six multi-class
+    real sets: run to a tight tol every certificate holds (but NuSVC's vehicle pair, see
+    _LIBSVM_FLOOR), run to tol=0.1 some fails."""
+    X, y = data(dataset) if dataset in DATASETS else multiclass_data(dataset)
+    tight, loose = AT_DEFAULTS[adapter]
+    # (a Problem and a Solution, or a ProblemSet and its Solutions: the same call)
+    probs, sols = from_sklearn(fit(tight(), X, y), X, y)
+    if (adapter, dataset) not in _LIBSVM_FLOOR:
+        assert probs.certify(sols, tol=TOL, reference=False).ok, (adapter, dataset)
+    probs, sols = from_sklearn(fit(loose(), X, y), X, y)
+    assert not probs.certify(sols, tol=TOL, reference=False).ok, (adapter, dataset)
+
+
 def test_multiclass_fast_estimators_and_the_containers():
     import fast
 
