@@ -35,9 +35,11 @@ class _NoBar:
 
 def available():
     """Whether ``tqdm`` can be imported."""
-    import importlib.util
-
-    return importlib.util.find_spec("tqdm") is not None
+    try:
+        import tqdm
+    except ImportError:
+        return False
+    return tqdm is not None
 
 
 def bar(total=None, desc=None, enabled=True, unit="it"):

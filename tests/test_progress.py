@@ -83,3 +83,25 @@ def test_certificate_reference_bar_above_the_threshold(monkeypatch, capsys):
     prob = rm.ODM(X, y, lam=4.0, mu=0.5, theta=0.3)
     assert prob.certify(sol).ok
     assert "reference optimum, m=60" in capsys.readouterr().err
+
+
+def test_verify_json_bar_on_a_terminal_only(capsys, monkeypatch):
+    """``refmodels verify --json`` prints nothing until its end: on a terminal a bar counts
+    the rows on stderr; the JSON on stdout is the same either way."""
+    pytest.importorskip("tqdm")
+    import json
+
+    from refmodels.cli import main
+    from refmodels.cli import verify
+
+    def run():
+        code = main(["verify", "--family", "drm", "--no-fast", "--json"])
+        out, err = capsys.readouterr()
+        return code, json.loads(out), err
+
+    code, rows, err = run()
+    assert code == 0 and "refmodels verify" not in err          # not a terminal: no bar
+    monkeypatch.setattr(verify, "_is_terminal", lambda stream: True)
+    code2, rows2, err2 = run()
+    assert code2 == 0 and "refmodels verify" in err2 and "row" in err2
+    assert [r["verdict"] for r in rows2] == [r["verdict"] for r in rows] == ["OK", "OK"]
