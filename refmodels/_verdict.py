@@ -14,6 +14,9 @@ import numpy as np
 
 #: the note of the prox check when ``prox`` returns NaN or inf
 NONFINITE_PROX = "prox returned non-finite values (NaN or inf)"
+#: how :func:`refmodels._validation.check_prox`'s message of a prox that returns something
+#: else than an array of its argument's shape begins
+SHAPE_NOTE = "regularizer.prox must return"
 
 
 class CheckResult:
@@ -133,6 +136,9 @@ def require_usable(reg):
         if r.name in PROX_CHECKS and NONFINITE_PROX in r.note:
             raise ValueError(f"regularizer.prox of {reg!r} must return finite values; "
                              f"rm.regularizers.check's {r.name!r}: {r.note}")
+        if r.name in PROX_CHECKS and SHAPE_NOTE in r.note:   # check_prox's own message
+            raise ValueError(r.note[r.note.index(SHAPE_NOTE):] + f" (in rm.regularizers."
+                             f"check's {r.name!r})")
     return report
 
 

@@ -57,6 +57,7 @@ from scipy.optimize import brentq
 
 from ._numeric import dual_exponent  # noqa: F401  (public here: the Hölder conjugate)
 from ._numeric import unit_scale, unit_scale_scalar
+from ._validation import check_prox
 from ._verdict import (CONJUGATE_CHECKS, NONFINITE_PROX, PROX_CHECKS, REFUSE_ON, CheckReport,
                        CheckResult, bad_conjugate, failed, require_usable, verdict)
 
@@ -610,9 +611,7 @@ def check(reg, dim=6, groups=None, n_trials=5, random_state=0, tol=1e-6):
             if prob.status != cp.OPTIMAL:
                 raise RuntimeError(f"CVXPY status {prob.status!r}")
             xc = np.asarray(x.value, float)
-            xp = np.asarray(reg.prox(v, s, groups), float)
-            if xp.shape != (dim,):
-                raise ValueError(f"prox returned shape {xp.shape}, expected ({dim},)")
+            xp = check_prox(reg.prox(v, s, groups), v)
             if not np.all(np.isfinite(xp)):
                 raise ValueError(NONFINITE_PROX)
             prox_pts.append((v, s, xp))
