@@ -111,6 +111,27 @@ def test_default_grids_are_the_papers_with_the_plain_defaults():
         ODMClassifierCV(gammas=[-1.0]).fit(*_binary(m=40, d=2))
 
 
+@pytest.mark.parametrize("cv_cls, base, grid", [
+    (SVMClassifierCV, SVMClassifier, {"C": [1.0, 10.0]}),
+    (ODMClassifierCV, ODMClassifier, {"lam": [None, 16.0], "mu": [0.5], "theta": [0.3]})])
+def test_gamma_search_is_gridsearchcv(cv_cls, base, grid):
+    """The default kernel (rbf) searches gamma: the same scores, in the same order, as
+    GridSearchCV over the plain estimator with gamma in its grid ("scale" resolved on each
+    fold's training part, numbers as given); None and "scale" kept as objects."""
+    X, y = _binary(m=90, d=3, seed=7)
+    X = X * [1.0, 4.0, 0.5]                            # "scale" differs from 1/d
+    gammas = ["scale", 0.1, 2.0]
+    attr = {"C": "Cs", "lam": "lams", "mu": "mus", "theta": "thetas"}
+    cv = cv_cls(**{attr[k]: v for k, v in grid.items()}, gammas=gammas, cv=3).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        gs = GridSearchCV(base(), {**grid, "gamma": gammas}, cv=3).fit(X, y)
+    np.testing.assert_allclose(cv.cv_results_["mean_test_score"],
+                               gs.cv_results_["mean_test_score"], atol=1.0 / len(y) + 1e-12)
+    assert list(cv.cv_results_["param_gamma"]) == list(gs.cv_results_["param_gamma"])
+    assert cv.best_estimator_.gamma == cv.best_params_["gamma"]
+
+
 def test_lam_none_is_m_as_in_the_plain_estimator():
     X, y = _binary(m=90, d=3, seed=4)
     grid = {"lam": [None, 4.0], "mu": [0.5], "theta": [0.3]}
