@@ -29,7 +29,13 @@ LINEAR, RBF, POLY, PRECOMPUTED = 0, 1, 2, 3
 
 
 def kernel_params(kernel):
-    """``(kind, gamma, degree, coef0)`` of a :mod:`refmodels.kernels` object."""
+    """``(kind, gamma, degree, coef0)`` of a :mod:`refmodels.kernels` object; for a
+    :class:`refmodels.kernels.WithBias`, those of the kernel it wraps (the rows computed from
+    them get :func:`row_bias` added)."""
+    from refmodels.kernels import WithBias
+
+    if isinstance(kernel, WithBias):
+        return kernel_params(kernel.kernel)
     name = getattr(kernel, "name", None)
     if getattr(kernel, "is_precomputed", False):
         return PRECOMPUTED, 0.0, 1, 0.0
@@ -41,6 +47,17 @@ def kernel_params(kernel):
         return POLY, float(kernel.gamma), int(kernel.degree), float(kernel.coef0)
     raise ValueError(f"kernel must be Linear, RBF, Polynomial or Precomputed for the fast "
                      f"solvers; got {kernel!r}")
+
+
+def row_bias(kernel):
+    """What a bias feature adds to the kernel rows computed from :func:`kernel_params`:
+    ``s^2`` for :class:`refmodels.kernels.WithBias` around an RBF or polynomial kernel, 0
+    otherwise (the linear and precomputed kernels carry the constant in their data)."""
+    from refmodels.kernels import WithBias
+
+    if isinstance(kernel, WithBias) and not (kernel.is_linear or kernel.is_precomputed):
+        return float(kernel.bias)
+    return 0.0
 
 
 def dense_data(X):
@@ -131,9 +148,10 @@ def sq_distance(X, i, j):
 
 
 @njit(cache=True, no_cfunc_wrapper=True)
-def kernel_row(kind, gamma, degree, coef0, X, sqnorms, i, out):
-    """``out[j] = k(x_i, x_j)`` for every training row ``j`` (``X`` dense, C-contiguous:
-    :func:`kernel_data`'s rows; for the RBF kernel its ``2m`` rows, or any ``m`` rows).
+def kernel_row(kind, gamma, degree, coef0, X, sqnorms, i, out, bias=0.0):
+    """``out[j] = k(x_i, x_j) + bias`` for every training row ``j`` (``X`` dense, C-contiguous:
+    :func:`kernel_data`'s rows; for the RBF kernel its ``2m`` rows, or any ``m`` rows;
+    ``bias``: :func:`row_bias`, never added to a precomputed row).
 
     RBF: ``||x_i - x_j||^2`` from the expansion over the first ``m`` rows where it exceeds
     :data:`EXPANSION_MIN` ``(||x_i||^2 + ||x_j||^2)`` (a few rounding units), else (and
@@ -156,16 +174,18 @@ def kernel_row(kind, gamma, degree, coef0, X, sqnorms, i, out):
             out[j] = -gamma * sq
         x = out.copy()
         exp_nonpositive(x, out, np.empty(m))
-        return
-    np.dot(X, X[i], out)                 # BLAS gemv: out[j] = x_i^T x_j
-    if kind == 0:
-        return
-    for j in range(m):
-        base = gamma * out[j] + coef0
-        v = 1.0
-        for _ in range(degree):
-            v *= base
-        out[j] = v
+    else:
+        np.dot(X, X[i], out)             # BLAS gemv: out[j] = x_i^T x_j
+        if kind == 2:
+            for j in range(m):
+                base = gamma * out[j] + coef0
+                v = 1.0
+                for _ in range(degree):
+                    v *= base
+                out[j] = v
+    if bias != 0.0:
+        for j in range(m):
+            out[j] += bias
 
 
 def make_cache(m, cache_size_mb):
@@ -184,7 +204,8 @@ def make_cache(m, cache_size_mb):
 
 
 @njit(cache=True, no_cfunc_wrapper=True)
-def get_row(i, kind, gamma, degree, coef0, X, sqnorms, slots, slot_of, owner, last_used, tick):
+def get_row(i, kind, gamma, degree, coef0, X, sqnorms, slots, slot_of, owner, last_used, tick,
+            bias=0.0):
     """Row ``i`` of the kernel matrix through the LRU cache (a view of its slot).
 
     On a miss the least recently used slot (smallest ``last_used``; empty slots first)
@@ -205,7 +226,7 @@ def get_row(i, kind, gamma, degree, coef0, X, sqnorms, slots, slot_of, owner, la
             slot_of[owner[s]] = -1
         owner[s] = i
         slot_of[i] = s
-        kernel_row(kind, gamma, degree, coef0, X, sqnorms, i, slots[s])
+        kernel_row(kind, gamma, degree, coef0, X, sqnorms, i, slots[s], bias)
     last_used[s] = tick
     return slots[s]
 
@@ -350,7 +371,8 @@ def build_gram(prob):
     :meth:`refmodels.kernels.Kernel.gram`, which symmetrises a full ``cross(X, X)`` in
     several passes over the m x m array) and kept in the workspace under its own name: the
     certificate never reads it, so that its numbers do not depend on which solver ran
-    first. Other kernels: ``prob.gram``."""
+    first. A bias feature (:class:`refmodels.kernels.WithBias`) adds its ``s^2``. Other
+    kernels: ``prob.gram``."""
     from ._common import kept
 
     if kernel_params(prob.kernel)[0] != RBF:
@@ -361,7 +383,11 @@ def build_gram(prob):
 
     def build():
         Xd = kernel_data(RBF, prob.X)
-        return _rbf_gram(Xd, sq_norms(Xd, prob.m), float(prob.kernel.gamma))
+        G = _rbf_gram(Xd, sq_norms(Xd, prob.m), kernel_params(prob.kernel)[1])
+        bias = row_bias(prob.kernel)
+        if bias:
+            G += bias                    # a bias feature: k + s^2
+        return G
     return kept(prob, "solver_gram", build, on=prob.data_key)
 
 
@@ -388,12 +414,13 @@ ROW_REQ, ROW_MISS, ROW_CLOCK = 0, 1, 2
 #: what the compiled solvers read (named, numba-compatible): a full Gram ``G`` (any dense
 #: m x m matrix, e.g. ODML's Woodbury ``H``) when ``use_gram``, else the kernel parameters,
 #: the dense data with its squared norms and the LRU cache arrays of :func:`make_cache`
+#: (``bias``: :func:`row_bias`, added to every computed row)
 RowData = namedtuple("RowData", "use_gram G kind gamma degree coef0 X sqnorms slots slot_of "
-                                "owner last_used")
+                                "owner last_used bias")
 _full_gram = gram
 _Z2, _Z1, _ZI = np.zeros((1, 1)), np.zeros(1), np.zeros(1, dtype=np.int64)
 #: a RowData holding no rows (the placeholder argument of the DCD's linear path)
-NO_ROWS = RowData(True, _Z2, 0, 0.0, 1, 0.0, _Z2, _Z1, _Z2, _ZI, _ZI, _ZI)
+NO_ROWS = RowData(True, _Z2, 0, 0.0, 1, 0.0, _Z2, _Z1, _Z2, _ZI, _ZI, _ZI, 0.0)
 
 
 class RowSource:
@@ -419,7 +446,7 @@ class RowSource:
         if self.path == "gram":
             self.kparams = None
             self.diag = np.ascontiguousarray(np.diag(Gm), dtype=np.float64)
-            self.src = RowData(True, Gm, 0, 0.0, 1, 0.0, _Z2, _Z1, _Z2, _ZI, _ZI, _ZI)
+            self.src = RowData(True, Gm, 0, 0.0, 1, 0.0, _Z2, _Z1, _Z2, _ZI, _ZI, _ZI, 0.0)
             self.n_slots = 0
         else:
             self.kparams = kernel_params(kernel)
@@ -427,12 +454,13 @@ class RowSource:
             self.X_raw = Xd[self.m:] if Xd.shape[0] > self.m else Xd    # the rows as given
             sq = sq_norms(Xd, self.m)
             if self.kparams[0] == POLY:
-                check_poly_rows(kernel, self.X_raw, sq)
+                check_poly_rows(getattr(kernel, "kernel", kernel), self.X_raw, sq)   # WithBias
             slots, slot_of, owner, last_used = make_cache(self.m, cache_size)
             self.n_slots = slots.shape[0]
-            self.diag = np.ascontiguousarray(kernel_diag(self.kparams, Xd, sq))     # O(m d)
+            bias = row_bias(kernel)
+            self.diag = np.ascontiguousarray(kernel_diag(self.kparams, Xd, sq) + bias)  # O(m d)
             self.src = RowData(False, _Z2, *self.kparams, Xd, sq, slots, slot_of, owner,
-                               last_used)
+                               last_used, bias)
 
     def block(self, pts):
         """``K[pts][:, pts]`` (point indices, repeats allowed), dense."""
@@ -511,7 +539,7 @@ def source_row(k, src, stats):
 def source_row_inline(k, src, stats):
     """:func:`source_row` inlined into the caller (the DCD's cache-path epoch loop: one
     compiled function less on a cold start)."""
-    use_gram, Gm, kind, gamma, degree, coef0, X, sq, slots, slot_of, owner, last_used = src
+    use_gram, Gm, kind, gamma, degree, coef0, X, sq, slots, slot_of, owner, last_used, bias = src
     if use_gram:
         return Gm[k]
     stats[ROW_REQ] += 1
@@ -519,7 +547,7 @@ def source_row_inline(k, src, stats):
         stats[ROW_MISS] += 1
     stats[ROW_CLOCK] += 1
     return get_row(k, kind, gamma, degree, coef0, X, sq, slots, slot_of, owner, last_used,
-                     stats[ROW_CLOCK])
+                   stats[ROW_CLOCK], bias)
 
 
 def row_source(prob, cache_size):

@@ -26,20 +26,30 @@ that does not pass runs again through :func:`fast.path`, so every score comes fr
 point that is certified or reported in ``n_fits_not_optimal``. The ``n_folds x n_other``
 paths are independent tasks dispatched through ``joblib.Parallel(n_jobs=n_jobs)``, so
 ``with joblib.parallel_backend("dask"): clf.fit(X, y)`` sends them to a Dask cluster
-unchanged. ``verbose > 0`` prints joblib's progress (and one line per fit at ``>= 10``).
+unchanged. ``verbose`` from 1 to 9 shows a ``tqdm``
+bar of the paths (joblib's text progress without ``tqdm``); ``>= 10`` prints joblib's
+progress and one line per path.
 
-Default grids (the papers' own):
+Defaults: one set with the plain estimator. The kernel is the plain estimator's (``"rbf"``,
+``gamma="scale"``), and every default grid is the papers' grid with the plain estimator's
+default value added, so that the search can return the plain estimator itself:
 
-* ODM (seed 002 §6): ``lam`` in ``{2^0, 2^2, ..., 2^20}``, ``mu`` and ``theta`` in
-  ``{0.2, 0.4, 0.6, 0.8}``;
-* ODML (seed 002 §6): ``lam`` in ``{2^0, ..., 2^20}``, ``mu1``, ``mu2`` in
-  ``{2^-4, 2^-2, 2^0, 2^2, 2^4}``;
-* LDM (seed 001 §5): ``C`` in ``{10, 50, 100}``, ``lam1``, ``lam2`` in ``{2^-8, ..., 2^-2}``;
-* SVM (seeds 000/001 §5): ``C`` in ``{10, 50, 100}``.
+* ODM (seed 002 §6): ``lam`` in ``{None, 2^0, 2^2, ..., 2^20}``, ``mu`` in
+  ``{0.2, 0.4, 0.5, 0.6, 0.8}``, ``theta`` in ``{0.2, 0.3, 0.4, 0.6, 0.8}``;
+* ODML (seed 002 §6): ``lam`` in ``{None, 2^0, ..., 2^20}``, ``mu1``, ``mu2`` in
+  ``{2^-4, 0.1, 2^-2, 2^0, 2^2, 2^4}``;
+* LDM (seed 001 §5): ``C`` in ``{1, 10, 50, 100}``, ``lam1``, ``lam2`` in
+  ``{2^-8, ..., 2^-5, 0.05, 2^-4, 2^-3, 2^-2}``;
+* SVM (seeds 000/001 §5): ``C`` in ``{1, 10, 50, 100}``;
+* the RBF and polynomial kernels: ``gamma`` in ``{"scale", 2^-4/d, 2^-2/d, 2^0/d, 2^2/d,
+  2^4/d}`` (seed 002's widths; ``"scale"`` and ``"auto"`` are computed on each fold's
+  training part, as a cloned estimator in ``GridSearchCV`` would). The linear kernel has
+  no ``gamma``.
 
-Kernel parameters (``kernel``, ``gamma``, ...) are fixed as in the plain estimator (``gamma``
-``"scale"``/``"auto"`` is computed on each fold's training part, as a cloned estimator in
-``GridSearchCV`` would).
+``lam`` is on one scale everywhere: a number is the ``lam`` of SPEC (the weight of the
+loss sum, as in the papers' grids), and ``None`` is the plain estimator's default, ``m``,
+the number of samples of the fit (of each fold's training part in the search; the refit's
+own). The other kernel parameters (``degree``, ``coef0``) are fixed.
 """
 from __future__ import annotations
 
@@ -61,6 +71,15 @@ _POW2_M4_4 = tuple(2.0 ** k for k in range(-4, 5, 2))
 _POW2_M8_M2 = tuple(2.0 ** k for k in range(-8, -1))
 _ODM_MU_THETA = (0.2, 0.4, 0.6, 0.8)
 _SEED001_C = (10.0, 50.0, 100.0)
+#: seed 002's RBF widths: ``gamma = width / d``
+_SEED002_WIDTHS = tuple(2.0 ** k for k in range(-4, 5, 2))
+
+
+def _with_default(values, default):
+    """The papers' grid ``values`` with the plain estimator's ``default`` added (sorted;
+    ``None``, ``lam``'s ``m``, first)."""
+    vals = sorted(set(values) | ({default} - {None}))
+    return ((None,) if default is None else ()) + tuple(vals)
 
 
 # ---------------------------------------------------------------------------------------
@@ -98,6 +117,8 @@ def _fold_path_in(cls, kernel, X_tr, y_tr, X_te, y_te, classes, fixed, path_name
     from .path import path as _path
 
     targets = [y_tr] if classes.size == 2 else [np.where(y_tr == c, 1, -1) for c in classes]
+    # lam=None is the plain estimator's m: the training part's number of samples
+    values = [float(X_tr.shape[0]) if v is None else v for v in values]
     n = len(values)
     scores = np.zeros((n, X_te.shape[0], len(targets)))
     fit_t = np.zeros(n)
@@ -114,7 +135,10 @@ def _fold_path_in(cls, kernel, X_tr, y_tr, X_te, y_te, classes, fixed, path_name
             W, passed, secs = linear_tron_path(prob, values)
             if passed.all():                     # every point checked: score them
                 t0 = time.perf_counter()
-                scores[:, :, j] = np.asarray(X_te @ W.T).T
+                d = X_te.shape[1]                # (a bias feature's weight is W[:, d])
+                scores[:, :, j] = np.asarray(X_te @ W[:, :d].T).T
+                if W.shape[1] > d:
+                    scores[:, :, j] += prob.intercept_scaling * W[:, d:d + 1]
                 score_t += (time.perf_counter() - t0) / n
                 fit_t += secs
                 continue
@@ -142,7 +166,8 @@ def _fold_path_in(cls, kernel, X_tr, y_tr, X_te, y_te, classes, fixed, path_name
                 w = sol.variables.get("w")
                 if w is None:
                     w = np.asarray(X_tr.T @ sol.coef).ravel()
-                f = np.asarray(X_te @ w).ravel()
+                # (with a bias feature, its weight is last in w and s w_b is the intercept)
+                f = np.asarray(X_te @ w[:X_te.shape[1]]).ravel()
             else:
                 if Kx is None:
                     Kx = kernel.cross(X_tr, X_te) if not kernel.is_precomputed else X_te.T
@@ -192,20 +217,60 @@ class _PathSearchCV(StoresInitParams, ClassifierMixin, BaseEstimator):
     _method = None           # fast.solve method along the paths (None: the path's default)
 
     # ---- grid -------------------------------------------------------------------------
-    def _param_grid(self):
+    def _param_grid(self, d=None):
+        """The grid by estimator parameter: each ``*s`` attribute, or its default
+        (:data:`_grid`: the papers' grid with the plain estimator's default); ``lam`` may
+        hold None (``m``); ``gamma`` (``d`` features) for the RBF and polynomial kernels."""
         grid = {}
         for attr, name, default in self._grid:
             vals = getattr(self, attr)
             vals = default if vals is None else vals
-            arr = np.asarray(vals, dtype=np.float64).ravel()
-            if arr.size == 0 or not np.all(np.isfinite(arr)):
+            if isinstance(vals, (str, bytes)) or not np.iterable(vals):
                 raise ValueError(f"{attr} must be a non-empty sequence of finite numbers; "
                                  f"got {vals!r}")
-            grid[name] = [float(v) for v in arr]
+            vals = list(vals)
+            nums = [v for v in vals if not (v is None and name == "lam")]
+            arr = np.asarray(nums, dtype=np.float64).ravel() if nums else np.zeros(0)
+            if not vals or arr.size != len(nums) or not np.all(np.isfinite(arr)):
+                raise ValueError(f"{attr} must be a non-empty sequence of finite numbers"
+                                 f"{' (or None: m)' if name == 'lam' else ''}; got {vals!r}")
+            grid[name] = ([None] if len(nums) < len(vals) else []) + [float(v) for v in arr]
+        gammas = self._gamma_grid(d)
+        if gammas is not None:
+            grid["gamma"] = gammas
         return grid
 
-    def _base_params(self):
+    def _gamma_grid(self, d):
+        """``gamma``'s grid: ``gammas``, or by default the plain estimator's ``gamma`` and
+        seed 002's widths ``{2^-4, 2^-2, 2^0, 2^2, 2^4} / d`` (RBF and polynomial kernels;
+        None for the others)."""
+        gammas = getattr(self, "gammas", None)
+        if self.kernel not in ("rbf", "poly"):
+            if gammas is not None:
+                raise ValueError(f"gammas must be None with kernel={self.kernel!r} (no gamma)")
+            return None
+        if gammas is None:
+            if d is None:
+                return [self.gamma]
+            return [self.gamma] + [w / d for w in _SEED002_WIDTHS]
+        if isinstance(gammas, (str, bytes)) or not np.iterable(gammas) or not len(gammas):
+            raise ValueError(f"gammas must be a non-empty sequence of numbers > 0, 'scale' or "
+                             f"'auto'; got {gammas!r}")
+        out = []
+        for g in gammas:
+            if g in ("scale", "auto"):
+                out.append(g)
+            elif isinstance(g, numbers.Real) and not isinstance(g, bool) and np.isfinite(g) \
+                    and g > 0:
+                out.append(float(g))
+            else:
+                raise ValueError(f"gammas must hold numbers > 0, 'scale' or 'auto'; got {g!r}")
+        return out
+
+    def _base_params(self, grid=()):
+        """The plain estimator's parameters but those of the ``grid``."""
         keep = {"kernel", "gamma", "degree", "coef0", "tol", "max_iter", "random_state"}
+        keep -= set(grid)
         keep.update(self._fixed)
         params = {k: getattr(self, k) for k in keep if hasattr(self, k)}
         if "multi_class" in self._base().get_params():
@@ -226,9 +291,10 @@ class _PathSearchCV(StoresInitParams, ClassifierMixin, BaseEstimator):
 
         self._check_common()
         grid = self._param_grid()
-        proto = self._base(**self._base_params(), **{k: v[0] for k, v in grid.items()})
+        proto = self._base(**self._base_params(grid), **{k: v[0] for k, v in grid.items()})
         proto._validate_params()
         X, y = proto._validate_X_fit(X, y)
+        grid = self._param_grid(d=X.shape[1])
         classes = np.unique(y)
         if classes.size < 2:
             raise ValueError(f"y must contain at least two classes; got one class "
@@ -249,10 +315,15 @@ class _PathSearchCV(StoresInitParams, ClassifierMixin, BaseEstimator):
                 X_tr, X_te = X[np.ix_(tr, tr)], X[np.ix_(te, tr)]
             else:
                 X_tr, X_te = X[tr], X[te]
-            kernel = proto._kernel_object(X_tr)
+            kernels = {}
             for o_idx, other in enumerate(other_points):
+                other = dict(other)
+                g = other.pop("gamma", self.gamma)          # a kernel parameter
+                if g not in kernels:
+                    proto.gamma = g
+                    kernels[g] = proto._kernel_object(X_tr)
                 tasks.append(((f_idx, o_idx),
-                              delayed(_fold_path)(self._base._problem_class, kernel, X_tr,
+                              delayed(_fold_path)(self._base._problem_class, kernels[g], X_tr,
                                                   y[tr], X_te, y[te], classes,
                                                   {**other, **fixed_extra}, path_name,
                                                   path_vals, self._method, self.tol,
@@ -263,7 +334,7 @@ class _PathSearchCV(StoresInitParams, ClassifierMixin, BaseEstimator):
                   f"candidates, as {len(tasks)} warm-started paths of {len(path_vals)} "
                   f"{path_name} values", flush=True)
         t0 = time.perf_counter()
-        outs = Parallel(n_jobs=self.n_jobs, verbose=int(self.verbose))(t for _, t in tasks)
+        outs = self._run_tasks(Parallel, [t for _, t in tasks], path_name)
         self.cv_time_ = time.perf_counter() - t0
 
         # candidates in ParameterGrid order, as GridSearchCV
@@ -278,13 +349,16 @@ class _PathSearchCV(StoresInitParams, ClassifierMixin, BaseEstimator):
             for p_idx in range(len(path_vals)):
                 index[(f_idx, o_idx, p_idx)] = (acc[p_idx], fit_t[p_idx], score_t[p_idx],
                                                 bad[p_idx])
-        other_key = {tuple(sorted(o.items())): i for i, o in enumerate(other_points)}
+        def key(params):                          # (gamma may be a string, lam None)
+            return tuple(sorted((k, repr(v)) for k, v in params.items()))
+
+        other_key = {key(o): i for i, o in enumerate(other_points)}
         split = np.zeros((n_splits, n_cand))
         fit_times = np.zeros((n_splits, n_cand))
         score_times = np.zeros((n_splits, n_cand))
         not_optimal = np.zeros((n_splits, n_cand), dtype=np.int64)
         for c_idx, cand in enumerate(candidates):
-            o_idx = other_key[tuple(sorted((k, v) for k, v in cand.items() if k != path_name))]
+            o_idx = other_key[key({k: v for k, v in cand.items() if k != path_name})]
             p_idx = path_vals.index(cand[path_name])
             for f_idx in range(n_splits):
                 (split[f_idx, c_idx], fit_times[f_idx, c_idx], score_times[f_idx, c_idx],
@@ -309,11 +383,45 @@ class _PathSearchCV(StoresInitParams, ClassifierMixin, BaseEstimator):
         self.classes_ = classes
         if self.refit:
             t0 = time.perf_counter()
-            self.best_estimator_ = self._base(**self._base_params(), **self.best_params_,
-                                              **self._refit_params).fit(X, y)
+            from refmodels import _progress
+
+            with _progress.stage(f"{type(self).__name__}: refit {self.best_params_}",
+                                 enabled=self._bar()):
+                self.best_estimator_ = self._base(**self._base_params(grid),
+                                                  **self.best_params_,
+                                                  **self._refit_params).fit(X, y)
             self.refit_time_ = time.perf_counter() - t0
         self.n_features_in_ = X.shape[1]
         return self
+
+    def _bar(self):
+        """Whether a progress bar shows: ``0 < verbose < 10`` with ``tqdm`` installed (else
+        joblib's text progress, as before; ``verbose >= 10`` prints one line per path)."""
+        from refmodels import _progress
+
+        return 0 < int(self.verbose) < 10 and _progress.available()
+
+    def _run_tasks(self, Parallel, tasks, path_name):
+        """The fold paths through ``joblib.Parallel``, in order; with :meth:`_bar`, a
+        ``tqdm`` bar counts them as they finish (joblib's generator output)."""
+        from refmodels import _progress
+
+        if not self._bar():
+            return Parallel(n_jobs=self.n_jobs, verbose=int(self.verbose))(tasks)
+        bar = _progress.bar(total=len(tasks), unit="path",
+                            desc=f"{type(self).__name__}: fold paths of {path_name}")
+        try:
+            try:
+                gen = Parallel(n_jobs=self.n_jobs, return_as="generator")(tasks)
+            except TypeError:                      # joblib < 1.3: no generator output
+                gen = Parallel(n_jobs=self.n_jobs)(tasks)
+            outs = []
+            for out in gen:
+                outs.append(out)
+                bar.update(1)
+            return outs
+        finally:
+            bar.close()
 
     def _warn_not_optimal(self, not_optimal, candidates):
         """One ``ConvergenceWarning`` for the fold fits that did not reach the certificate's
@@ -344,6 +452,8 @@ class _PathSearchCV(StoresInitParams, ClassifierMixin, BaseEstimator):
         for name in candidates[0]:
             vals = [c[name] for c in candidates]
             try:
+                if any(v is None or isinstance(v, str) for v in vals):
+                    raise TypeError           # (None would become NaN): kept as objects
                 data = np.asarray(vals, dtype=np.float64)
             except (TypeError, ValueError):
                 data = np.empty(n_cand, dtype=object)
@@ -388,16 +498,22 @@ class _PathSearchCV(StoresInitParams, ClassifierMixin, BaseEstimator):
 
 
 _CV_DOC = """{family} with its hyperparameters chosen by ``cv``-fold cross-validation over the
-    paper's grid, by warm-started paths (see :mod:`fast.cv`).
+    paper's grid (with the plain estimator's defaults added), by warm-started paths (see
+    :mod:`fast.cv`).
 
     Parameters
     ----------
 {grids}
-    kernel, gamma, degree, coef0 : as :class:`fast.{family}Classifier` (fixed, not searched)
+    gammas : sequence of numbers > 0, "scale" or "auto", or None; the ``gamma`` grid of the
+        RBF and polynomial kernels (None: ``gamma`` and seed 002's ``{{2^-4, 2^-2, 2^0, 2^2,
+        2^4}} / d``; must be None for the linear and precomputed kernels)
+    kernel, gamma, degree, coef0 : as :class:`fast.{family}Classifier` (default ``"rbf"``,
+        ``"scale"``: the plain estimator's; ``degree``, ``coef0`` fixed)
 {fixed}    cv : int or splitter, default 5 (``StratifiedKFold``, as ``GridSearchCV``)
     n_jobs : int or None; the folds x grid points run as joblib tasks (``None`` follows an
         active ``joblib.parallel_backend``, e.g. ``"dask"``)
-    verbose : int, default 0 (joblib's progress; ``>= 10`` also one line per path)
+    verbose : int, default 0 (1 to 9: a progress bar of the fold paths and the refit, with
+        ``tqdm`` installed, else joblib's progress; ``>= 10`` joblib's and one line per path)
     refit : bool, default True (refit the best point on the whole training set)
     tol, max_iter, random_state : passed to every solve
 
@@ -415,61 +531,71 @@ class ODMClassifierCV(_PathSearchCV):
     # the refit solves with method="auto" (TRON on the linear kernel: the best lam is often
     # 2^16 to 2^20, where the default DCD crawls)
     _refit_params = {"method": "auto"}
-    _grid = (("lams", "lam", _POW2_0_20), ("mus", "mu", _ODM_MU_THETA),
-             ("thetas", "theta", _ODM_MU_THETA))
+    _grid = (("lams", "lam", _with_default(_POW2_0_20, None)),
+             ("mus", "mu", _with_default(_ODM_MU_THETA, 0.5)),
+             ("thetas", "theta", _with_default(_ODM_MU_THETA, 0.3)))
     _path = "lam"
     _method = None           # fast.path: "auto" for ODM (TRON on the linear kernel)
+    _fixed = ("fit_intercept", "intercept_scaling")
 
-    def __init__(self, lams=None, mus=None, thetas=None, *, kernel="linear", gamma="scale",
-                 degree=3, coef0=0.0, cv=5, n_jobs=None, verbose=0, refit=True, tol=None,
-                 max_iter=None, random_state=None):
+    def __init__(self, lams=None, mus=None, thetas=None, gammas=None, *, fit_intercept=True,
+                 intercept_scaling=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, cv=5,
+                 n_jobs=None, verbose=0, refit=True, tol=None, max_iter=None, random_state=None):
         self._store_params(locals())
 
 
 class ODMLClassifierCV(_PathSearchCV):
     _base = _E.ODMLClassifier
-    _grid = (("lams", "lam", _POW2_0_20), ("mu1s", "mu1", _POW2_M4_4),
-             ("mu2s", "mu2", _POW2_M4_4))
+    _grid = (("lams", "lam", _with_default(_POW2_0_20, None)),
+             ("mu1s", "mu1", _with_default(_POW2_M4_4, 0.1)),
+             ("mu2s", "mu2", _with_default(_POW2_M4_4, 0.1)))
     _path = "lam"
+    _fixed = ("fit_intercept", "intercept_scaling")
 
-    def __init__(self, lams=None, mu1s=None, mu2s=None, *, kernel="linear", gamma="scale",
-                 degree=3, coef0=0.0, cv=5, n_jobs=None, verbose=0, refit=True, tol=None,
-                 max_iter=None, random_state=None):
+    def __init__(self, lams=None, mu1s=None, mu2s=None, gammas=None, *, fit_intercept=True,
+                 intercept_scaling=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, cv=5,
+                 n_jobs=None, verbose=0, refit=True, tol=None, max_iter=None, random_state=None):
         self._store_params(locals())
 
 
 class LDMClassifierCV(_PathSearchCV):
     _base = _E.LDMClassifier
-    _grid = (("Cs", "C", _SEED001_C), ("lam1s", "lam1", _POW2_M8_M2),
-             ("lam2s", "lam2", _POW2_M8_M2))
+    _grid = (("Cs", "C", _with_default(_SEED001_C, 1.0)),
+             ("lam1s", "lam1", _with_default(_POW2_M8_M2, 0.05)),
+             ("lam2s", "lam2", _with_default(_POW2_M8_M2, 0.05)))
     _path = "C"
+    _fixed = ("fit_intercept", "intercept_scaling")
 
-    def __init__(self, Cs=None, lam1s=None, lam2s=None, *, kernel="linear", gamma="scale",
-                 degree=3, coef0=0.0, cv=5, n_jobs=None, verbose=0, refit=True, tol=None,
-                 max_iter=None, random_state=None):
+    def __init__(self, Cs=None, lam1s=None, lam2s=None, gammas=None, *, fit_intercept=True,
+                 intercept_scaling=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, cv=5,
+                 n_jobs=None, verbose=0, refit=True, tol=None, max_iter=None, random_state=None):
         self._store_params(locals())
 
 
 class SVMClassifierCV(_PathSearchCV):
     _base = _E.SVMClassifier
-    _grid = (("Cs", "C", _SEED001_C),)
+    _grid = (("Cs", "C", _with_default(_SEED001_C, 1.0)),)
     _path = "C"
     _fixed = ("fit_intercept",)
 
-    def __init__(self, Cs=None, *, fit_intercept=True, kernel="linear", gamma="scale",
+    def __init__(self, Cs=None, gammas=None, *, fit_intercept=True, kernel="rbf", gamma="scale",
                  degree=3, coef0=0.0, cv=5, n_jobs=None, verbose=0, refit=True, tol=None,
                  max_iter=None, random_state=None):
         self._store_params(locals())
 
 
+_INTERCEPT_DOC = ("    fit_intercept : bool, default True; intercept_scaling : float > 0, default "
+                  "1.0 (as the plain estimator:\n        a constant feature, regularized)\n")
 _GRID_DOCS = {
-    "ODM": ("    lams : default {2^0, 2^2, ..., 2^20} (the path);  mus, thetas : default "
-            "{0.2, 0.4, 0.6, 0.8}\n", ""),
-    "ODML": ("    lams : default {2^0, 2^2, ..., 2^20} (the path);  mu1s, mu2s : default "
-             "{2^-4, 2^-2, ..., 2^4}\n", ""),
-    "LDM": ("    Cs : default {10, 50, 100} (the path);  lam1s, lam2s : default "
-            "{2^-8, 2^-7, ..., 2^-2}\n", ""),
-    "SVM": ("    Cs : default {10, 50, 100} (the path)\n",
+    "ODM": ("    lams : default {None, 2^0, 2^2, ..., 2^20} (the path; None is m, the plain "
+            "estimator's default);\n        mus : default {0.2, 0.4, 0.5, 0.6, 0.8};  thetas : "
+            "default {0.2, 0.3, 0.4, 0.6, 0.8}\n", _INTERCEPT_DOC),
+    "ODML": ("    lams : default {None, 2^0, 2^2, ..., 2^20} (the path; None is m, the plain "
+             "estimator's default);\n        mu1s, mu2s : default {2^-4, 0.1, 2^-2, ..., "
+             "2^4}\n", _INTERCEPT_DOC),
+    "LDM": ("    Cs : default {1, 10, 50, 100} (the path);  lam1s, lam2s : default "
+            "{2^-8, ..., 2^-5, 0.05, 2^-4, ..., 2^-2}\n", _INTERCEPT_DOC),
+    "SVM": ("    Cs : default {1, 10, 50, 100} (the path)\n",
             "    fit_intercept : bool, default True (as SVMClassifier)\n"),
 }
 for _cls, _fam in ((ODMClassifierCV, "ODM"), (ODMLClassifierCV, "ODML"),

@@ -63,9 +63,10 @@ import warnings
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 
+from refmodels import regularizers as _regularizers
 from refmodels._validation import check_prox
 from refmodels.regularizers import GroupNorm
-from refmodels.solution import Solution
+from refmodels.solution import Solution, SolverError
 
 from . import _common, _prox
 
@@ -158,7 +159,8 @@ class _Reg:
         self.reg = prob.regularizer
         self.groups = prob.groups
         self.beta = prob.beta
-        self.group_norm = isinstance(self.reg, GroupNorm)
+        # (the package's batched prox for GroupNorm itself; a subclass may have its own)
+        self.group_norm = type(self.reg) is GroupNorm
         if self.group_norm:
             self.layout = _prox.group_layout(self.groups, self.reg.q, self.reg.r)
 
@@ -172,6 +174,12 @@ class _Reg:
         for j in range(V.shape[1]):
             out[:, j] = check_prox(self.reg.prox(V[:, j].copy(), float(steps[j]), self.groups),
                                    V[:, j])
+        # a prox that maps finite points to NaN or inf is the user's error; iterates that
+        # overflowed before it are the solver's (SolverError from the residual's check)
+        if not np.all(np.isfinite(out[:, np.all(np.isfinite(V), axis=0)])):
+            raise ValueError(f"regularizer.prox of {self.reg!r} must return finite values at "
+                             f"finite points; it returned NaN or inf (step "
+                             f"{float(np.max(steps)):.3g})")
         return out
 
     def value(self, W):
@@ -226,6 +234,22 @@ def solve(prob, method=None, tol=None, max_iter=None, random_state=None, warm_st
     options : ``batch_size`` (columns per batch), ``c`` (PPA constant), ``b0``, ``eta``,
         ``restart`` (APG), ``operator`` (``"dense"`` or ``"linear"``, for gd/ppa/apg).
     """
+    # a user's regularizer, checked once (refused when not the convex function it states)
+    report = _regularizers.require_usable(prob.regularizer)
+    try:
+        return _solve(prob, method, tol, max_iter, warm_start, options)
+    except SolverError as exc:
+        bad = _regularizers.failed(report, _regularizers.PROX_CHECKS)
+        if not bad:
+            raise
+        # the iteration of a wrong prox may diverge: say whose fault it is
+        raise SolverError(f"{exc}. regularizer.prox of {prob.regularizer!r} fails "
+                          f"rm.regularizers.check's {bad[0].name!r} (error "
+                          f"{bad[0].max_error:.3g}): its iteration is not the problem's") from None
+
+
+def _solve(prob, method, tol, max_iter, warm_start, options):
+    """:func:`solve` once the regularizer passed :func:`refmodels.regularizers.require_usable`."""
     t0 = time.perf_counter()
     smooth = bool(prob.has_closed_form)
     if method is None:
@@ -386,8 +410,6 @@ def _open(res, sc, tol, method, it, W):
     function) raises ``SolverError`` naming the columns, never a point called optimal."""
     bad = ~(np.isfinite(res) & np.isfinite(sc))
     if bad.any():
-        from refmodels.solution import SolverError
-
         cols = np.flatnonzero(bad)
         big = float(np.max(np.abs(W[:, cols]), initial=0.0))
         raise SolverError(f"fast DRR solver method={method!r}: the optimality residual of "
@@ -488,8 +510,6 @@ def _apg(op, reg, smooth, beta, Kx, W, b0, eta, restart, tol, max_iter):
         if todo.size:
             # (a finite problem meets the test once b passes sigma_max(Q): only NaN or
             # overflow get here, and their columns have no step)
-            from refmodels.solution import SolverError
-
             raise SolverError(f"fast DRR solver method='apg': no step of test point(s) "
                               f"{a[todo][:5].tolist()} passed the backtracking test in 200 "
                               f"tries (b up to {float(np.max(ba[todo])):.3e}) at iteration "
@@ -528,12 +548,53 @@ def _apg(op, reg, smooth, beta, Kx, W, b0, eta, restart, tol, max_iter):
 def _finish(prob, W, obj, method, status, n_iter, info, t0, residual, tol):
     info["residual"] = residual
     info["tol"] = tol
+    sol = Solution(objective=obj, coef=W, intercept=0.0, variables={"W": W}, status=status,
+                   solver=f"fast:{method}", form="fast", time=0.0, n_iter=n_iter, info=info)
+    if status == "optimal":
+        _user_regularizer_check(prob, sol, method)
     if status != "optimal":
         from sklearn.exceptions import ConvergenceWarning
         warnings.warn(f"fast DRR solver method={method!r} stopped at max_iter={n_iter} "
                       f"iterations with scaled residual {residual:.3e} above the tolerance "
                       f"tol={tol:.3e} asked; the point is not optimal to that tolerance "
                       "(increase max_iter or tol)", ConvergenceWarning, stacklevel=3)
-    return Solution(objective=obj, coef=W, intercept=0.0, variables={"W": W}, status=status,
-                    solver=f"fast:{method}", form="fast", time=time.perf_counter() - t0,
-                    n_iter=n_iter, info=info)
+    sol.time = time.perf_counter() - t0
+    return sol
+
+
+def _user_regularizer_check(prob, sol, method):
+    """A user's regularizer: ``optimal`` only when the certificate holds. The iterations
+    stop at a fixed point of ``prox``, which is the optimum only if the prox is right: a prox
+    that fails :func:`refmodels.regularizers.check` makes the point ``inaccurate`` at once
+    (a ``ConvergenceWarning`` naming the prox); otherwise ``prob.certify`` decides (with the
+    reference optimum where ``m <= 2000`` when the regularizer has no checked conjugate: the
+    prox-gradient residual alone rests on the prox). Sets ``sol.status`` (and
+    ``sol.info["self_check"]``)."""
+    from sklearn.exceptions import ConvergenceWarning
+
+    reg = prob.regularizer
+    report = _regularizers.verdict(reg)
+    if report is None:
+        return
+    # (the closed form and gradient descent never call the prox)
+    bad_prox = _regularizers.failed(report, _regularizers.PROX_CHECKS) \
+        if method not in ("closed_form", "gd") else []
+    if bad_prox:
+        r = bad_prox[0]
+        sol.status = "inaccurate"
+        sol.info["self_check"] = {"regularizer": f"prox fails {r.name!r}"}
+        warnings.warn(f"fast DRR solver method={method!r}: regularizer.prox of {reg!r} fails "
+                      f"rm.regularizers.check's {r.name!r} (error {r.max_error:.3g}, tolerance "
+                      f"{r.tolerance:.1g}): the point returned is a fixed point of that prox, "
+                      f"not the optimum of the problem; status 'inaccurate'",
+                      ConvergenceWarning, stacklevel=4)
+        return
+    good_conj = reg.has_conjugate and not _regularizers.bad_conjugate(report)
+    cert = prob.certify(sol, reference=False if good_conj else "auto")
+    sol.info["self_check"] = {"certificate": cert.worst}
+    if not cert.ok:
+        name, value = cert.worst
+        sol.status = "inaccurate"
+        warnings.warn(f"fast DRR solver method={method!r} with the regularizer {reg!r}: the "
+                      f"returned point fails its certificate ({name} {value:.3e} above "
+                      f"{cert.tol:g}); status 'inaccurate'", ConvergenceWarning, stacklevel=4)

@@ -67,6 +67,7 @@ def primal_objective(prob, gamma, wnorm2):
     return 0.5 * wnorm2 + c * float(xi @ xi + prob.mu * (eps @ eps))
 
 
+@_common.reports_intercept
 def solve(prob, method=None, tol=None, max_iter=None, random_state=None, warm_start=None,
           **options):
     """Solve :class:`refmodels.ODM`; ``method`` ``"auto"`` (None, the default),
@@ -113,7 +114,8 @@ def solve(prob, method=None, tol=None, max_iter=None, random_state=None, warm_st
     a = prob.a
     # the default is on the slack stationarity of eq. 14: PG_zeta = a zeta - xi and
     # PG_beta = (a/mu) beta - eps, so |zeta - xi/a| = |PG|/a: scale by min(1, a, a/mu)
-    default_tol = _dcd.DEFAULT_TOL * min(1.0, a, a / prob.mu)
+    # (mu = 0: the beta copies are fixed at 0, see below)
+    default_tol = _dcd.DEFAULT_TOL * min(1.0, a, a / prob.mu if prob.mu > 0 else a)
     method, tol, max_iter = _common.check_common(method, METHODS, tol, max_iter,
                                               default_tol, None)
     shrinking = _common.check_bool(options.pop("shrinking", True), "shrinking")
@@ -129,7 +131,7 @@ def solve(prob, method=None, tol=None, max_iter=None, random_state=None, warm_st
     m, y, th, mu = prob.m, prob.y, prob.theta, prob.mu
     if warm_start is not None:
         z0, b0 = _common.warm_values(warm_start, ("zeta", "beta"), (m, m), (0.0, 0.0),
-                                  (np.inf, np.inf))
+                                  (np.inf, np.inf if mu > 0 else 0.0))
         alpha0 = np.concatenate([z0, b0])
     else:
         alpha0 = np.zeros(2 * m)
@@ -140,8 +142,11 @@ def solve(prob, method=None, tol=None, max_iter=None, random_state=None, warm_st
     # two signed copies of each point: zeta (sign +1) and beta (sign -1)
     sign = np.array([1.0, -1.0])
     p = np.array([th - 1.0, th + 1.0])
-    dg = np.array([a, a / mu])
-    alpha, u, s, w, info = _dcd.run(oracle, sign=sign, lo=0.0, hi=np.inf, p=p, dg=dg,
+    # mu = 0 (no loss above the band): the beta copies' box is [0, 0] (their curvature is
+    # then any positive number: they never move)
+    dg = np.array([a, a / mu if mu > 0 else a])
+    hi = np.array([np.inf, np.inf if mu > 0 else 0.0])
+    alpha, u, s, w, info = _dcd.run(oracle, sign=sign, lo=0.0, hi=hi, p=p, dg=dg,
                                     alpha0=alpha0, tol=tol, max_iter=max_iter,
                                     seed=_common.seed_from(random_state),
                                     shrinking=shrinking, polish=polish,
@@ -304,7 +309,8 @@ def _solve_tron(prob, tol, max_iter, warm_start, max_cg=None, **options):
     # then checks the duality gap and ||w - X^T coef|| = ||grad f_O|| without forming F^T Y
     # (an r x m dense matrix: 800 MB for a 20,000 x 5,000 sparse set)
     dual_objective = float((1 - th) * zeta.sum() - (1 + th) * beta.sum() - 0.5 * (wc @ wc)
-                           - a / 2 * (zeta @ zeta) - a / (2 * mu) * (beta @ beta))
+                           - a / 2 * (zeta @ zeta)
+                           - (a / (2 * mu) * (beta @ beta) if mu > 0 else 0.0))
     info = {"path": "linear", "method": "tron", "grad_norm": grad_norm,
             "residual": grad_norm / (1.0 + float(np.linalg.norm(w))), "tol": tol,
             "n_iter": tinfo["n_iter"], "cg_iter": tinfo["cg_iter"], "stop": tinfo["stop"],
@@ -379,7 +385,9 @@ def _linear_check(Xd, y, w, c, mu, th, u):
     for t in range(d):
         uu += u[t] * u[t]
         diff += (w[t] - u[t]) * (w[t] - u[t])
-    D = (1.0 - th) * s_z - (1.0 + th) * s_b - 0.5 * uu - 0.5 * a * zz - 0.5 * a / mu * bb
+    D = (1.0 - th) * s_z - (1.0 + th) * s_b - 0.5 * uu - 0.5 * a * zz
+    if mu > 0.0:                   # (mu = 0: beta = 2 c mu eps = 0)
+        D -= 0.5 * a / mu * bb
     return P, D, np.sqrt(diff)
 
 
@@ -529,6 +537,9 @@ def _solve_newton(prob, tol, max_iter, random_state, warm_start, path=None, cach
 
     if options:
         raise ValueError(f"unknown options {sorted(options)} for the ODM Newton solver")
+    if prob.mu == 0.0 and not prob.kernel.is_linear:
+        raise ValueError("method='newton' needs mu > 0 (its active block's diagonal holds "
+                         "a/mu); with mu = 0 use method='dcd'")
     sol = _kernel_newton.solve_odm(prob, tol=tol, max_iter=max_iter, warm_start=warm_start,
                                    path=path, cache_size=cache_size)
     if sol.status == "optimal":
@@ -648,6 +659,8 @@ def choose_method(prob):
     """
     if prob.kernel.is_linear:
         return "tron"
+    if prob.mu == 0.0:               # the kernel Newton needs mu > 0
+        return "dcd"
     from . import _kernels as _K
     from ._common import DEFAULT_CACHE_MB
 

@@ -142,6 +142,7 @@ def whiten(X, y, mu1):
     return np.ascontiguousarray(Z), L
 
 
+@_common.reports_intercept
 def solve(prob, method=None, tol=None, max_iter=None, random_state=None, warm_start=None,
           **options):
     """Solve :class:`refmodels.ODML` or :class:`refmodels.LDM`.

@@ -164,7 +164,8 @@ def _error_solution(name, v, exc, t0):
 
 
 def path(prob, method=None, tol=None, max_iter=None, random_state=None, certify=False,
-         warm_start=None, verbose=False, on_error="continue", workspace=None, **grid):
+         warm_start=None, verbose=False, on_error="continue", workspace=None, progress=False,
+         **grid):
     """Solve ``prob`` along a grid of its regularization parameter, warm-started.
 
     Parameters
@@ -182,6 +183,8 @@ def path(prob, method=None, tol=None, max_iter=None, random_state=None, certify=
         no reference solve) and store the certificate in ``sol.info["certificate"]``.
     warm_start : a Solution to start the first (strongest) point from, or None.
     verbose : print one line per point.
+    progress : bool, default False. A ``tqdm`` progress bar of the points (when ``tqdm`` is
+        installed).
     on_error : ``"continue"`` (default) or ``"raise"``. A ``SolverError`` at one point:
         ``"continue"`` gives that point a Solution of status ``"error"`` (``coef`` None,
         objective NaN, the message in ``info["error"]``) with a ``ConvergenceWarning``
@@ -200,14 +203,16 @@ def path(prob, method=None, tol=None, max_iter=None, random_state=None, certify=
 
     if on_error not in ("continue", "raise"):
         raise ValueError(f"on_error must be 'continue' or 'raise'; got {on_error!r}")
+    if not isinstance(progress, (bool, np.bool_)):
+        raise ValueError(f"progress must be True or False; got {progress!r}")
     name, values = _grid(prob, grid)
     with using(workspace, owner=prob):
         return _path(prob, name, values, method, tol, max_iter, random_state, certify,
-                     warm_start, verbose, on_error)
+                     warm_start, verbose, on_error, progress)
 
 
 def _path(prob, name, values, method, tol, max_iter, random_state, certify, warm_start,
-          verbose, on_error):
+          verbose, on_error, progress=False):
     """:func:`path` inside its workspace."""
     from refmodels.solution import SolverError
 
@@ -220,7 +225,11 @@ def _path(prob, name, values, method, tol, max_iter, random_state, certify, warm
     out = [None] * values.size
     prev, prev_v = warm_start, None
     done = {}
+    from refmodels import _progress
+
+    bar = _progress.bar(total=values.size, desc=f"fast.path {name}", enabled=progress)
     for rank, k in enumerate(order):
+        bar.update(1)
         v = float(values[k])
         if v in done:                                     # a duplicate value: same point
             out[k] = done[v]
@@ -259,4 +268,5 @@ def _path(prob, name, values, method, tol, max_iter, random_state, certify, warm
         out[k] = sol
         done[v] = sol
         prev, prev_v = sol, v
+    bar.close()
     return out

@@ -9,8 +9,11 @@ given to the pipeline: the transforms are applied and the last step is mapped).
 
 Labels: binary problems take ``y`` as given; the larger of the two sorted labels is +1
 (SPEC, notation), which is scikit-learn's ``classes_[1]``, the class a positive
-``decision_function`` predicts. Multi-class classifiers are refused (one-vs-one / one-vs-rest
-models are several problems; map one binary sub-problem at a time).
+``decision_function`` predicts. A multi-class classifier is several binary problems
+(one-vs-one for ``SVC`` / ``NuSVC`` and the ``fast`` estimators' default, one-vs-rest for
+``LinearSVC``): ``from_sklearn`` then returns a :class:`ProblemSet` and the list of its
+points, one per problem, and ``problems.certify(solutions)`` a :class:`CertificateSet`
+(``.ok`` when every certificate holds).
 
 Every mapping, in one line each (details in :func:`from_sklearn`):
 
@@ -19,7 +22,10 @@ Every mapping, in one line each (details in :func:`from_sklearn`):
 * ``NuSVC`` (binary): the same with ``C = max_i |dual_coef_[0, i]|`` (LIBSVM's ``1/r``).
 * ``LinearSVC(loss="hinge")``: ``SVM([X, s e], y, C, Linear(), fit_intercept=False)``,
   ``w = [coef_[0], intercept_[0] / s]``, ``s = intercept_scaling`` (LIBLINEAR regularizes
-  its intercept); ``loss="squared_hinge"`` is refused.
+  its intercept).
+* ``LinearSVC()`` (``loss="squared_hinge"``, the default): ``ODM(X, y, lam=C m, mu=0,
+  theta=0, kernel=Linear(), fit_intercept, intercept_scaling=s)``, ``w = coef_[0]``,
+  ``intercept = intercept_[0]``.
 * ``KernelRidge``: ``DRM(K, y, X_test=y^T, alpha=0, beta=alpha, kernel=Precomputed())``,
   ``coef = dual_coef_``: the targets play the part of ``K_x``.
 * ``Ridge``: ``DRM(Xc^T Xc, groups, X_test=(Xc^T yc)^T, alpha=0, beta=alpha,
@@ -35,9 +41,12 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import kernels as _k
+from ._multiclass import (MULTICLASS as _MULTICLASS, CertificateSet, ProblemSet,
+                          from_fast_multiclass as _from_fast_multiclass,
+                          multiclass_y as _multiclass_y)
 from ._validation import check_labels, check_X
 
-__all__ = ["from_sklearn", "svc_kernel"]
+__all__ = ["from_sklearn", "svc_kernel", "ProblemSet", "CertificateSet"]
 
 #: relative tolerance of the consistency checks between an estimator and the data given
 CONSISTENCY_RTOL = 1e-10
@@ -61,10 +70,16 @@ def from_sklearn(estimator, X, y):
 
     Returns
     -------
-    problem : a refmodels problem (``SVM``, ``DRM``, ``ODML``, ``LDM``, ``ODM``, ``SVMm``)
-    solution : ``problem.solution_from(...)`` of the estimator's fitted point, its provenance
-        in ``solution.info["source"]`` (``"sklearn.SVC"``, ``"fast.ODMClassifier"``, ...).
-        Certify it with ``problem.certify(solution, tol=...)``; a tolerance near the one the
+    problem : a refmodels problem (``SVM``, ``DRM``, ``ODML``, ``LDM``, ``ODM``, ``SVMm``),
+        or, for a classifier fitted on more than two classes, a :class:`ProblemSet` of its
+        binary problems (one per pair of classes for ``SVC``, ``NuSVC`` and the ``fast``
+        estimators' default one-vs-one, one per class for ``LinearSVC`` and
+        ``multi_class="ovr"``)
+    solution : ``problem.solution_from(...)`` of the estimator's fitted point (a list of
+        them, one per problem of the :class:`ProblemSet`), its provenance in
+        ``solution.info["source"]`` (``"sklearn.SVC"``, ``"fast.ODMClassifier"``, ...).
+        Certify it with ``problem.certify(solution, tol=...)`` (a :class:`CertificateSet` for
+        a :class:`ProblemSet`, ``.ok`` when all hold); a tolerance near the one the
         estimator's solver was run with (its ``tol``) is the fair one.
 
     Raises
@@ -115,10 +130,23 @@ def from_sklearn(estimator, X, y):
     Refused (``ValueError``) when it cannot be determined: no non-zero dual coefficient
     (``r = 0`` or an empty model).
 
-    **LinearSVC** (binary; LIBLINEAR). Only ``penalty="l2"``, ``loss="hinge"`` maps (SPEC
-    §1 with LIBLINEAR's dual coordinate descent); ``loss="squared_hinge"`` (the L2-loss
-    SVM) is not a SPEC family and is refused, as are ``penalty="l1"``,
-    ``multi_class="crammer_singer"`` and ``class_weight``. ``C`` is SPEC's ``C``.
+    **LinearSVC** (LIBLINEAR). ``penalty="l2"`` maps, with either loss; ``penalty="l1"``,
+    ``multi_class="crammer_singer"`` and ``class_weight`` are refused. Beyond two classes
+    LIBLINEAR solves one problem per class (that class +1 against the rest): ``coef_[c]``,
+    ``intercept_[c]`` is the point of the problem of ``classes_[c]``.
+    ``loss="squared_hinge"`` (the default, LIBLINEAR ``-s 1`` / ``-s 2``) solves
+    ``1/2 (||w||^2 + w_b^2) + C sum_i max(0, 1 - y_i (w^T x_i + s w_b))^2``: SPEC §4's
+    ``f_O`` at ``theta = 0`` (the band's lower edge is the margin 1), ``mu = 0`` (no loss
+    above it) and ``lam / m = C``, with ODM's regularized intercept (the bias feature
+    ``s = intercept_scaling``; :mod:`refmodels._intercept`). The adapter returns
+    ``ODM(X, y, lam=C m, mu=0, theta=0, kernel=Linear(), fit_intercept=fit_intercept,
+    intercept_scaling=s)`` and the point ``w = coef_[0]``, ``intercept = intercept_[0]``.
+    LIBLINEAR's primal trust region (``dual=False``, which ``dual="auto"`` picks when
+    ``m > d``) stops when its reduction falls below ``1e-12 |f|``: its point is then optimal
+    in value to that, and its gradient, which the certificate's stationarity measures, can
+    stay a few 1e-6 (seen at ``C = 0.7``, ``intercept_scaling = 3`` on heart).
+    ``loss="hinge"`` is SPEC §1 with LIBLINEAR's dual coordinate descent.
+    ``C`` is SPEC's ``C``.
     ``coef_[0]`` is ``w``, positive meaning ``classes_[1]``. With ``fit_intercept=True``
     LIBLINEAR does *not* fit an unregularized intercept: it appends a constant feature
     ``s = intercept_scaling`` to every row and regularizes its weight ``w_b`` like the
@@ -128,6 +156,16 @@ def from_sklearn(estimator, X, y):
     (its ``problem.X`` has the extra column: augment new points the same way) and
     ``w = [coef_[0], intercept_[0] / s]``. (It is not the SVM with intercept: the
     optimum depends on ``s``, and tends to it only as ``s -> inf``.)
+
+    **SVC / NuSVC beyond two classes** (one-vs-one). LIBSVM solves one problem per pair of
+    classes ``(i, j)``, ``i < j`` in ``classes_`` order, on the samples of those two classes;
+    ``dual_coef_`` holds ``n_classes - 1`` rows over the support vectors grouped by class
+    (``n_support_``): the pair's coefficients are ``dual_coef_[j - 1]`` on the support
+    vectors of class ``i`` and ``dual_coef_[i]`` on those of class ``j``, its intercept
+    ``intercept_[p]``, and its decision value is positive for class ``i``. Each pair maps
+    as the binary case, ``classes_[j]`` being +1 (both signs turned): ``SVM(X_pair,
+    y_pair, C, kernel, fit_intercept=True)``, ``gamma`` resolved on all of ``X`` as
+    scikit-learn does; a NuSVC pair's ``C`` is its own largest ``|coefficient|``.
 
     **KernelRidge.** ``dual_coef_ = c = (K + beta I)^{-1} t`` for the targets ``t`` (``y``,
     one column per output), ``beta`` = KernelRidge's ``alpha``. SPEC §8's DRM with
@@ -168,9 +206,10 @@ def from_sklearn(estimator, X, y):
     estimator keeps it) and the point is ``coef = dual_coef_[0]``, ``intercept =
     intercept_[0]`` (``+1`` = ``classes_[1]``, as in ``fit``), with the dual variables of
     ``solutions_[0]`` when it carries them (certified as ``estimator.certify()`` does,
-    rather than with multipliers derived from the margins). Beyond two classes the
-    estimator is refused: its binary problems (one per pair of classes, or per class with
-    ``multi_class="ovr"``) and their points are already ``problems_`` and ``solutions_``.
+    rather than with multipliers derived from the margins). With a bias feature
+    (``fit_intercept`` of ODM, ODML, LDM) the point carries ``intercept_[0]``, which the
+    certificate checks against ``s w_b``. Beyond two classes: a :class:`ProblemSet` of
+    ``problems_`` (``pairs_`` one-vs-one, or one per class) and their points.
 
     Examples
     --------
@@ -212,6 +251,8 @@ def from_sklearn(estimator, X, y):
     top = module.split(".")[0]
     if (top, name) in table:
         _check_fitted(estimator)
+        if name in _MULTICLASS and np.asarray(estimator.classes_).size > 2:
+            return _tagged(_MULTICLASS[name](estimator, X, y), f"sklearn.{name}")
         return _tagged(table[(top, name)](estimator, X, y), f"sklearn.{name}")
     if top == "fast" and name in _FAST_PROBLEMS:
         _check_fitted(estimator)
@@ -226,7 +267,8 @@ def _tagged(pair, source):
     """``(problem, solution)`` with the point's provenance in ``solution.info["source"]``
     (``"sklearn.SVC"``, ...): the certificate offers a library's causes only for its points."""
     prob, sol = pair
-    sol.info["source"] = source
+    for one in (sol if isinstance(sol, list) else [sol]):    # a ProblemSet's list
+        one.info["source"] = source
     return prob, sol
 
 
@@ -376,33 +418,50 @@ def _libsvm_solution(prob, coef, b):
 
 
 def _from_linear_svc(est, X, y):
-    from .svm import SVM
-
     X = check_X(X, allow_sparse=True)
     y = _binary_y(est, y, X.shape[0])
     _check_n_features(est, X)
+    _check_linear_svc(est)
+    w = np.asarray(est.coef_, dtype=np.float64)
+    if w.shape != (1, X.shape[1]):
+        raise ValueError(f"estimator.coef_ must have shape (1, {X.shape[1]}); got {w.shape}")
+    return _linear_svc_problem(est, X, y, w[0], float(np.ravel(est.intercept_)[0]))
+
+
+def _check_linear_svc(est):
+    """The settings of a LinearSVC that map: ``penalty="l2"`` with the hinge (SPEC §1) or
+    the squared hinge (SPEC §4 at ``mu = theta = 0``), one-vs-rest, no class weights."""
     if est.penalty != "l2":
-        raise ValueError(f"penalty must be 'l2' to map to SPEC §1 (the SVM); got {est.penalty!r}")
-    if est.loss != "hinge":
-        raise ValueError(f"loss must be 'hinge' to map to SPEC §1 (the SVM); got {est.loss!r}: "
-                         "the squared hinge (L2-loss SVM) is not a SPEC family. Fit "
-                         "LinearSVC(loss='hinge', dual=True) to certify it")
+        raise ValueError(f"penalty must be 'l2' to map to SPEC §1 (hinge) or §4 (squared "
+                         f"hinge); got {est.penalty!r}")
+    if est.loss not in ("hinge", "squared_hinge"):
+        raise ValueError(f"loss must be 'hinge' or 'squared_hinge'; got {est.loss!r}")
     if getattr(est, "multi_class", "ovr") != "ovr":
         raise ValueError(f"multi_class must be 'ovr'; got {est.multi_class!r} (Crammer-Singer "
                          "is not a SPEC family)")
     if est.class_weight is not None:
         raise ValueError(f"class_weight must be None: a per-class C is not SPEC §1's problem; "
                          f"got {est.class_weight!r}")
-    w = np.asarray(est.coef_, dtype=np.float64)
-    if w.shape != (1, X.shape[1]):
-        raise ValueError(f"estimator.coef_ must have shape (1, {X.shape[1]}); got {w.shape}")
-    w = w[0]
+
+
+def _linear_svc_problem(est, X, y, w, b):
+    """The problem and point of one binary LinearSVC problem (labels ``y``, +1 the larger)."""
+    from .odm import ODM
+    from .svm import SVM
+
+    if est.loss == "squared_hinge":
+        # 1/2 ||[w; w_b]||^2 + C sum max(0, 1 - y_i ([x_i; s]^T [w; w_b]))^2 is ODM's f_O at
+        # theta = 0, mu = 0 with lam / m = C, on the bias feature s (LIBLINEAR -B s)
+        s = float(est.intercept_scaling)
+        prob = ODM(X, y, lam=float(est.C) * X.shape[0], mu=0.0, theta=0.0, kernel=_k.Linear(),
+                   fit_intercept=bool(est.fit_intercept), intercept_scaling=s)
+        return prob, prob.solution_from(w=w, intercept=b if est.fit_intercept else None)
     if est.fit_intercept:
         s = float(est.intercept_scaling)
         col = np.full((X.shape[0], 1), s)
         Xa = sp.hstack([X, sp.csr_matrix(col)], format="csr") if sp.issparse(X) \
             else np.hstack([X, col])
-        w = np.concatenate([w, [float(np.ravel(est.intercept_)[0]) / s]])
+        w = np.concatenate([w, [b / s]])
     else:
         Xa = X
     prob = SVM(Xa, y, C=float(est.C), kernel=_k.Linear(), fit_intercept=False)
@@ -537,14 +596,11 @@ def _from_fast(est, X, y):
     name = type(est).__name__
     kernel = est.kernel_
     X = check_X(X, allow_sparse=kernel.is_linear)
-    if np.asarray(est.classes_).size > 2:
-        raise ValueError(f"estimator must be a binary classifier (two classes); {name} was "
-                         f"fitted on {np.asarray(est.classes_).size} classes: its binary "
-                         f"problems and points are estimator.problems_[p] and "
-                         f"estimator.solutions_[p] (one per pair of classes, pairs_, with "
-                         f"multi_class='ovo'; one per class with 'ovr'), and "
-                         f"estimator.certify() certifies them all")
-    y = _binary_y(est, y, X.shape[0])
+    multi = np.asarray(est.classes_).size > 2
+    if multi:
+        y, _ = _multiclass_y(est, y, X.shape[0])
+    else:
+        y = _binary_y(est, y, X.shape[0])
     Xfit = getattr(est, "X_fit_", None)
     if Xfit is not None:
         same = Xfit.shape == X.shape and (
@@ -558,14 +614,22 @@ def _from_fast(est, X, y):
     elif tuple(getattr(est, "shape_fit_", X.shape)) != tuple(X.shape):
         raise ValueError(f"X must be the estimator's training data of shape {est.shape_fit_}; "
                          f"got {X.shape}")
+    if multi:
+        return _from_fast_multiclass(est, X, y)
     problems = getattr(est, "problems_", None)
     if problems:
         prob = problems[0]
     else:
         cls = getattr(rm, _FAST_PROBLEMS[name])
         prob = cls(X, y, kernel=kernel, **est._problem_kwargs())
-    coef = np.asarray(est.dual_coef_, dtype=np.float64)[0]
-    b = float(np.ravel(est.intercept_)[0])
+    return prob, _fast_point(est, prob, 0, None)
+
+
+def _fast_point(est, prob, p, rows):
+    """The point of the fast estimator's problem ``p`` (its training ``rows``, None: all)."""
+    coef = np.asarray(est.dual_coef_, dtype=np.float64)[p]
+    coef = coef if rows is None else coef[rows]
+    b = float(np.ravel(est.intercept_)[p])
     # the estimator's own dual variables, when its solution carries them: the point is then
     # certified with the multipliers the solver found, as est.certify() does, rather than
     # with multipliers derived from the margins (on raw features, e.g. ODM on raw
@@ -573,10 +637,12 @@ def _from_fast(est, X, y):
     # for a point whose own multipliers certify)
     dual = None
     sols = getattr(est, "solutions_", None)
-    if problems and sols:
-        v = sols[0].variables
+    if getattr(est, "problems_", None) and sols:
+        v = sols[p].variables
         if prob.dual_names and all(np.shape(v.get(k)) == (prob._dual_size(k),)
                                    for k in prob.dual_names):
             dual = {k: np.asarray(v[k], dtype=np.float64) for k in prob.dual_names}
-    return prob, prob.solution_from(coef=coef, intercept=b if prob.has_intercept else None,
-                                    dual=dual)
+    # the intercept_ the estimator predicts with: the free b, or s w_b of a bias feature
+    # (the certificate checks it is the point's)
+    has_b = prob.has_intercept or getattr(prob, "fit_intercept", False)
+    return prob.solution_from(coef=coef, intercept=b if has_b else None, dual=dual)

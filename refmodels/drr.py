@@ -43,6 +43,7 @@ from . import kernels as _k
 from ._validation import check_prox, multiclass_labels, nonnegative, positive
 from .base import CLARABEL_LADDER, AUTO_REFERENCE_MAX_M, Problem, run_cvxpy
 from .certify import DEFAULT_TOL, Certificate
+from . import regularizers as _reg
 from .regularizers import GroupNorm, Regularizer
 from .solution import Solution, SolverError
 from .workspace import using as _using
@@ -86,7 +87,11 @@ class DRR(Problem):
     rho : ``"identity"``, ``"half_square"`` or a number ``p >= 1`` (``t^p/p``).
     kernel : Kernel or name, default linear.
     regularizer : a :class:`refmodels.regularizers.Regularizer` used instead of
-        ``GroupNorm(q, r, rho)`` (then leave ``q, r, rho`` at their defaults).
+        ``GroupNorm(q, r, rho)`` (then leave ``q, r, rho`` at their defaults). It is checked
+        (:func:`refmodels.regularizers.verdict`, once per regularizer object) at the first
+        solve or certificate: one that is not the convex function it states is refused
+        (``ValueError`` naming the failed check), and a ``prox`` or conjugate that fails its
+        check is not used as evidence of optimality.
 
     Solving. ``solve(form="primal")`` (default) states eq. 8 in CVXPY through
     ``regularizer.expr`` with ``1/2 w^T Q_D w = 1/2 ||L^T w||^2``; ``form="dual"`` the Fenchel
@@ -246,6 +251,7 @@ class DRR(Problem):
         """
         if form not in ("primal", "dual", "closed_form"):
             raise ValueError(f"form must be 'primal', 'dual' or 'closed_form'; got {form!r}")
+        _reg.require_usable(self.regularizer)
         if form == "closed_form":
             return self.closed_form()
         if not isinstance(solver, str):
@@ -269,7 +275,13 @@ class DRR(Problem):
         build = lambda reg: self._primal_problem(reg)
         problem, w, kx = build(self.regularizer)
         alt = None
+        from . import _progress
+
+        bar = _progress.bar(total=self.n_test, unit="test point",
+                            desc=f"DRR reference (CVXPY), m={self.m}",
+                            enabled=self.m * self.n_test > 50 * _progress.REFERENCE_BAR_M)
         for j in range(self.n_test):
+            bar.update(1)
             kx.value = self.K_x[:, j]
             try:
                 elapsed += _run(problem, solver, verbose, opts)
@@ -283,6 +295,7 @@ class DRR(Problem):
                 alt[2].value = self.K_x[:, j]
                 elapsed += _run(alt[0], solver, verbose, opts)
                 W[:, j] = self._refine(np.asarray(alt[1].value, float), j)
+        bar.close()
         return self._solution(W, None, solver, "primal", elapsed)
 
     #: proximal-gradient steps that polish CVXPY's primal point (see :meth:`_refine`)
@@ -571,9 +584,15 @@ class DRR(Problem):
             return self._certify_drr(sol, tol, reference)
 
     def _certify_drr(self, sol, tol, reference):
+        reg = self.regularizer
+        report = _reg.require_usable(reg)
+        # a user's conjugate or prox that fails its check is no evidence (module docstring
+        # of refmodels.regularizers)
+        bad_conj = _reg.bad_conjugate(report)
+        bad_prox = _reg.failed(report, _reg.PROX_CHECKS)
+        use_conj = reg.has_conjugate and not bad_conj
         W = self._W_of(sol)
         P = self.primal_value(W)
-        reg = self.regularizer
         Z = sol.variables.get("z")
         own_z = Z is not None and np.shape(Z) == (self.L.shape[1], self.n_test)
         try:
@@ -589,27 +608,42 @@ class DRR(Problem):
         for j in range(self.n_test):
             cj = Certificate(self.family, tol)
             w = W[:, j]
-            if reg.has_conjugate:
+            if use_conj:
                 z = np.asarray(Z[:, j], float) if own_z else self.L.T @ w
                 _, D, theta = self._feasible_dual(z, j)
                 D_all[j], shift[j] = D, theta
                 gap = P[j] - D if np.isfinite(D) else np.inf
                 cj.add("duality gap", gap, 1.0 + abs(P[j]))
-            else:
+            elif not bad_prox:
                 cj.add("prox-gradient residual", *self.prox_gradient_residual(w, j))
+            else:                  # neither a checked conjugate nor a checked prox
+                cj.add(f"regularizer check ({bad_prox[0].name})", np.inf, 1.0)
             if ref is not None:
                 Pstar = np.asarray(ref.objective, float).reshape(-1)[j]
                 cj.add("objective gap", P[j] - Pstar, 1.0 + abs(Pstar))
             cert.merge_max(cj)
+        if report is not None:          # a user's regularizer: its value is its expr's here
+            from ._verdict import value_vs_expr_at
+
+            cert.add("regularizer value vs expr at the point",
+                     *value_vs_expr_at(reg, W, self.groups))
         cert.values["objective"] = P
-        if reg.has_conjugate:
+        if use_conj:
             cert.values["dual_objective"] = D_all
             cert.values["dual_shift"] = shift
             cert.notes.append("dual point: " + ("the solution's own z" if own_z else
                                                 "z = L^T w, the optimal pair's relation"))
+        elif bad_conj:
+            cert.notes.append(f"the regularizer's conjugate fails rm.regularizers.check's "
+                              f"{bad_conj[0].name!r}: no duality gap through it")
         else:
             cert.notes.append("the regularizer has no conjugate: proximal-gradient residual "
                               "instead of a duality gap")
+        if bad_prox and not use_conj:
+            cert.notes.append(f"the regularizer's prox fails rm.regularizers.check's "
+                              f"{bad_prox[0].name!r} (error {bad_prox[0].max_error:.3g}): no "
+                              "residual through it, so no point of this problem certifies "
+                              "without a valid conjugate")
         if ref is not None:
             cert.values["reference_objective"] = np.asarray(ref.objective, float)
         elif unavailable is not None:

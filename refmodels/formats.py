@@ -32,12 +32,19 @@ Formats (as the tools' ``save_model`` functions write them):
 * **LIBLINEAR** (``save_model``): ``solver_type``, ``nr_class``, ``label``,
   ``nr_feature``, ``bias``, optional ``rho``, then ``w`` and one line per weight
   (``nr_feature`` lines, plus one for the bias feature when ``bias >= 0``); the decision
-  value ``w^T [x; bias]`` is positive for the first label. Only ``L2R_L1LOSS_SVC_DUAL``
-  (``-s 3``, the hinge-loss SVM: SPEC §1 without intercept) maps to a SPEC family; the
-  squared hinge and logistic solvers are refused. With ``bias >= 0`` LIBLINEAR's intercept
-  is the weight of a constant feature ``bias``, regularized like the others: certify it as
-  SPEC §1 *without* intercept on ``augment(X, bias)`` (``X`` must then have
-  ``nr_feature + 1`` columns, the last equal to ``bias``).
+  value ``w^T [x; bias]`` is positive for the first label. Three solvers map to a SPEC
+  family: ``L2R_L1LOSS_SVC_DUAL`` (``-s 3``, the hinge-loss SVM: SPEC §1 without
+  intercept), and ``L2R_L2LOSS_SVC_DUAL`` (``-s 1``) and ``L2R_L2LOSS_SVC`` (``-s 2``), the
+  squared hinge ``1/2 ||w||^2 + C sum max(0, 1 - y_i w^T x_i)^2``: SPEC §4 (ODM) at
+  ``theta = 0``, ``mu = 0`` with ``lam = C m`` (``model_info`` gives ``family: "ODM"``,
+  ``mu``, ``theta``; ``C`` is not in the file). The logistic and L1 solvers are refused.
+  With ``bias >= 0`` LIBLINEAR's intercept is the weight of a constant feature ``bias``,
+  regularized like the others: ``-s 3`` is certified as SPEC §1 *without* intercept on
+  ``augment(X, bias)`` (``X`` must then have ``nr_feature + 1`` columns, the last equal to
+  ``bias``); ``-s 1`` / ``-s 2`` as ``ODM(X, ..., fit_intercept=True,
+  intercept_scaling=bias)`` on ``X`` itself (or ODM without intercept on the augmented
+  data). LIBLINEAR's ``-R`` (an unregularized bias) leaves no mark in the file: such a
+  model is another problem, and its certificate fails.
 * **LIBODM** (``save_model`` of LIBODM, read from its source, not copied): ``instance``,
   ``feature``, ``bias`` (0/1), ``solver`` (0 dual CD, 1 trust region, 2 SVRG), ``kernel``
   (0 linear, 1 poly, 2 rbf, 3 sigmoid), ``degree``, ``gamma`` (printed ``%g``), ``coef0``,
@@ -46,8 +53,13 @@ Formats (as the tools' ``save_model`` functions write them):
   beta_i)``, SPEC §4's ``nu``. LIBODM's objective is SPEC §4 (ODM, no intercept) with the
   same ``lambda, mu, theta`` (not stored in the file). It stores no labels: it uses the
   labels of the training file as numbers, so ``y`` must be -1/+1. With ``bias 1`` it
-  appends a feature equal to 1 to every row (``feature`` counts it): certify on
-  ``augment(X, 1.0)``. The sigmoid kernel is not PSD and is refused.
+  appends a feature equal to 1 to every row (``feature`` counts it) before the kernel.
+  On the linear kernel that is SPEC §4 with the regularized intercept
+  (``ODM(X, y, ..., fit_intercept=True, intercept_scaling=1)``, ``model_info`` says
+  ``fit_intercept: True``): ``load_model`` takes ``X`` itself, or ``augment(X, 1.0)`` for
+  ``ODM`` without intercept on the augmented data (the same problem). With another kernel
+  the constant enters the kernel's argument (``k([x; 1], [z; 1])``, not ``k(x, z) + 1``):
+  certify on ``augment(X, 1.0)``. The sigmoid kernel is not PSD and is refused.
 """
 from __future__ import annotations
 
@@ -65,6 +77,8 @@ SV_DIGITS = {"libsvm": 8, "libodm": 16}
 _LIBSVM_KERNELS = ("linear", "polynomial", "rbf", "sigmoid", "precomputed")
 _LIBODM_KERNELS = ("linear", "poly", "rbf", "sigmoid")
 _LIBLINEAR_SVM = "L2R_L1LOSS_SVC_DUAL"
+#: LIBLINEAR's squared-hinge solvers (-s 1 dual, -s 2 primal): ODM at theta = mu = 0
+_LIBLINEAR_L2LOSS = ("L2R_L2LOSS_SVC_DUAL", "L2R_L2LOSS_SVC")
 
 
 # ---- public API ---------------------------------------------------------------------------------
@@ -76,7 +90,9 @@ def load_model(path, fmt, X, y):
     path : str or path-like, a model file written by the tool ``fmt``.
     fmt : ``"libsvm"``, ``"liblinear"`` or ``"libodm"``.
     X : the training data the model was trained on (rows in the order of the problem to
-        certify); for LIBLINEAR ``-B b`` / LIBODM ``-b`` models, ``augment(X, bias)``.
+        certify); for LIBLINEAR ``-B b`` / LIBODM ``-b`` models, ``augment(X, bias)``, or,
+        when ``model_info`` says ``fit_intercept: True``, ``X`` itself for the problem with
+        ``fit_intercept=True, intercept_scaling=model_info(...)["intercept_scaling"]``.
     y : its labels (LIBSVM / LIBLINEAR: the labels of the model's ``label`` line; LIBODM:
         -1/+1). The larger sorted label is +1 (SPEC), whatever the file's label order.
 
@@ -107,7 +123,9 @@ def model_info(path, fmt):
     :mod:`refmodels.kernels` object, or None when the file cannot say, e.g. a LIBSVM
     precomputed kernel is ``Precomputed()``), ``family`` (the SPEC problem it maps to),
     ``fit_intercept``, ``bias`` (the constant column to append with :func:`augment`, or
-    None), ``labels`` (in the file's order, LIBSVM/LIBLINEAR), ``C`` (``nu_svc`` only: the
+    None), ``intercept_scaling`` (the constant of a model whose bias feature is the family's
+    ``fit_intercept``), ``labels`` (in the file's order, LIBSVM/LIBLINEAR), ``C`` (``nu_svc``
+    only: the
     equivalent C-SVM ``C``), ``n_sv`` / ``n_features`` / ``m`` when stored, and ``header``
     (every header line, raw)."""
     fmt = _check_fmt(fmt)
@@ -288,9 +306,11 @@ def _read_liblinear(path, lines):
     header, k = _header(path, lines, "LIBLINEAR", ("w",),
                         ("solver_type", "nr_class", "nr_feature", "bias"))
     solver = _value(header, "solver_type", path, str)
-    if solver != _LIBLINEAR_SVM:
+    if solver != _LIBLINEAR_SVM and solver not in _LIBLINEAR_L2LOSS:
         raise ValueError(f"{path}: solver_type must be {_LIBLINEAR_SVM} (-s 3, the hinge-loss "
-                         f"SVM of SPEC §1); got {solver!r}, which is no SPEC family")
+                         f"SVM of SPEC §1) or {' / '.join(_LIBLINEAR_L2LOSS)} (-s 1 / -s 2, "
+                         f"the squared hinge: SPEC §4 at theta = mu = 0); got {solver!r}, "
+                         f"which is no SPEC family")
     labels = _binary_labels(header, path, "a binary model")
     d = _value(header, "nr_feature", path, int)
     bias = _value(header, "bias", path)
@@ -300,9 +320,15 @@ def _read_liblinear(path, lines):
         raise ValueError(f"{path}: expected {n_w} weight lines of one number (nr_feature {d}"
                          f"{' + bias' if bias >= 0 else ''}); got {len(vals)}")
     w = np.asarray([_num(v[0], "w", path) for v in vals], float)
-    return {"format": "liblinear", "family": "SVM", "fit_intercept": False,
+    info = {"format": "liblinear", "family": "SVM", "fit_intercept": False,
             "bias": bias if bias >= 0 else None, "kernel": _k.Linear(), "labels": labels,
             "solver_type": solver, "n_features": d, "header": header, "w_raw": w}
+    if solver in _LIBLINEAR_L2LOSS:
+        # the squared hinge: ODM's f_O at theta = mu = 0, lam = C m; its bias feature is
+        # ODM's fit_intercept
+        info.update(family="ODM", fit_intercept=bias >= 0, mu=0.0, theta=0.0,
+                    intercept_scaling=bias if bias >= 0 else 1.0)
+    return info
 
 
 def _read_libodm(path, lines):
@@ -316,8 +342,11 @@ def _read_libodm(path, lines):
     m = _value(header, "instance", path, int)
     d = _value(header, "feature", path, int)
     bias = _value(header, "bias", path, int)
-    info = {"format": "libodm", "family": "ODM", "fit_intercept": False,
-            "bias": 1.0 if bias == 1 else None, "kernel": kernel, "kernel_name": kname,
+    info = {"format": "libodm", "family": "ODM",
+            # LIBODM's bias feature is SPEC §4's regularized intercept on the linear kernel
+            "fit_intercept": bool(bias == 1 and kname == "linear"),
+            "bias": 1.0 if bias == 1 else None, "intercept_scaling": 1.0,
+            "kernel": kernel, "kernel_name": kname,
             "labels": [-1.0, 1.0], "m": m, "n_features": d, "header": header,
             "solver": _value(header, "solver", path, int, 0)}
     rest = lines[k + 1:]
@@ -455,6 +484,9 @@ def _liblinear_solution(model, X, y):
     s = _sign_from_labels(model["labels"], y, "LIBLINEAR")
     bias = model["bias"]
     w_file = model["w_raw"]
+    if bias is not None and model["fit_intercept"] and X.shape[1] == w_file.size - 1:
+        # ODM(X, ..., fit_intercept=True, intercept_scaling=bias): w carries w_b last
+        return {"w": s * w_file}
     if bias is not None:
         _check_bias_column(X, w_file.size, bias, "LIBLINEAR", f"-B {bias:g}")
     return {"w": s * _linear_w(w_file, X, "LIBLINEAR")}
@@ -473,6 +505,10 @@ def _libodm_solution(model, X, y):
         raise ValueError(f"X must be the model's training data of {model['m']} rows; got "
                          f"{X.shape[0]}")
     if model["bias"] is not None:
+        if "w_raw" in model and X.shape[1] == model["n_features"] - 1:
+            # the linear kernel on X itself: ODM(X, ..., fit_intercept=True), whose w carries
+            # the bias feature's weight last, as the file does
+            return {"w": np.asarray(model["w_raw"], float)}
         _check_bias_column(X, model["n_features"], 1.0, "LIBODM", "-b")
     if "w_raw" in model:
         return {"w": _linear_w(model["w_raw"], X, "LIBODM")}

@@ -261,6 +261,79 @@ class Precomputed(Kernel):
         return np.diag(X).copy()
 
 
+class WithBias(Kernel):
+    """The kernel of the feature map ``[phi(x); s]``: ``k(x, z) + s^2`` (a constant feature of
+    value ``s = scaling``, regularized like the others: LIBLINEAR's ``-B s`` and LIBODM's
+    ``-b``). A problem built with ``fit_intercept=True`` states its feature map with it.
+
+    Its methods take data mapped by :meth:`map_data`, which is how the problem stores them:
+
+    * ``WithBias(Linear(), s)``: the feature map is explicit, so the constant is a column of
+      the data (``map_data`` appends it) and the linear solvers see it as one more feature;
+      ``cross``, ``gram`` and ``diag`` are the linear kernel's on those data.
+    * ``WithBias(Precomputed(), s)``: the Gram and ``K(X_new, X_train)`` carry it
+      (``map_data`` adds ``s^2``); the methods are :class:`Precomputed`'s.
+    * any other kernel: ``map_data`` is the identity and ``cross``, ``gram`` and ``diag`` add
+      ``s^2`` to the kernel's.
+
+    In each case ``cross(map_data(X), map_data(Z)) = k(X, Z) + s^2``.
+    """
+
+    def __init__(self, kernel, scaling=1.0):
+        if not isinstance(kernel, Kernel):
+            raise ValueError(f"kernel must be a refmodels.kernels.Kernel object; got "
+                             f"{type(kernel).__name__}")
+        if isinstance(kernel, WithBias):
+            raise ValueError(f"kernel must not itself carry a bias feature; got {kernel!r}")
+        self.kernel = kernel
+        self.scaling = positive(scaling, "scaling")
+        self.is_linear = kernel.is_linear
+        self.is_precomputed = kernel.is_precomputed
+        self.name = f"{kernel.name}+bias"
+
+    @property
+    def bias(self):
+        """``s^2``, what the constant feature adds to every kernel value."""
+        return self.scaling * self.scaling
+
+    def params(self):
+        return {"kernel": self.kernel, "scaling": self.scaling}
+
+    def map_data(self, X):
+        """The data as this kernel's methods take them: ``X`` with a last column ``s`` (linear
+        kernel; CSR stays CSR), ``X + s^2`` (precomputed kernel values), else ``X``."""
+        if self.is_linear:
+            col = np.full((X.shape[0], 1), self.scaling)
+            if sp.issparse(X):
+                return sp.hstack([sp.csr_matrix(X, dtype=np.float64), sp.csr_matrix(col)],
+                                 format="csr")
+            return np.hstack([np.asarray(X, dtype=np.float64), col])
+        if self.is_precomputed:
+            return np.asarray(X, dtype=np.float64) + self.bias
+        return X
+
+    def carries_bias(self, X):
+        """Whether ``X`` is mapped data of this kernel as far as the data can tell: for the
+        linear kernel, a last column equal to ``s`` everywhere (always True otherwise)."""
+        if not self.is_linear:
+            return True
+        last = X[:, -1]
+        last = last.toarray().ravel() if sp.issparse(last) else np.asarray(last).ravel()
+        return bool(np.all(last == self.scaling))
+
+    def _added(self):
+        return 0.0 if (self.is_linear or self.is_precomputed) else self.bias
+
+    def cross(self, X, Z):
+        return self.kernel.cross(X, Z) + self._added()
+
+    def gram(self, X):
+        return self.kernel.gram(X) + self._added()
+
+    def diag(self, X):
+        return self.kernel.diag(X) + self._added()
+
+
 def make_kernel(kernel=None, **params):
     """A kernel object from an object or a name (``"linear"``, ``"rbf"``, ``"poly"``, ``"precomputed"``)."""
     if kernel is None:

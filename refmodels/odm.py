@@ -1,6 +1,7 @@
 """Optimal margin Distribution Machine, ODM (SPEC §4; seed 002 eqs. 12–15, 18; seed 000 eqs. 7, 19).
 
-Primal (seed 002 eq. 12), :math:`\\lambda>0`, :math:`\\mu>0`, :math:`0\\le\\theta<1`:
+Primal (seed 002 eq. 12), :math:`\\lambda>0`, :math:`\\mu>0` (we also allow :math:`\\mu=0`:
+no loss above the band, ``beta = 0``), :math:`0\\le\\theta<1`:
 
 .. math::
 
@@ -28,12 +29,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import in_interval, positive
+from ._intercept import BiasFeature, bias_inputs
+from ._validation import in_interval, nonnegative, positive
 from .base import BinaryProblem, given_slacks, objective_scale, run_cvxpy
 from .certify import box_violation, complementarity
 
 
-class ODM(BinaryProblem):
+class ODM(BiasFeature, BinaryProblem):
     """Optimal margin Distribution Machine (SPEC §4; seed 002 eq. 12).
 
     .. math::
@@ -50,30 +52,42 @@ class ODM(BinaryProblem):
     X : array (m, d) (or the m x m Gram with ``kernel=Precomputed()``)
     y : labels, two classes (the larger sorted label is +1)
     lam : float > 0
-    mu : float > 0, weight of the loss above the margin band
+    mu : float >= 0, weight of the loss above the margin band. ``mu = 0`` (no loss above it,
+        the multipliers ``beta`` fixed at 0) with ``theta = 0`` is the squared hinge, the
+        L2-loss SVM of LIBLINEAR (``-s 1``, ``-s 2``) and ``LinearSVC``'s default, with
+        ``lam = C m``
     theta : float in [0, 1), half-width of the insensitive band around margin 1
     kernel : Kernel or name, default linear
+    fit_intercept : bool, default False
+        Add a constant feature ``intercept_scaling`` to every point, its weight regularized
+        like the others (LIBODM's ``-b``, LIBLINEAR's ``-B``; :mod:`refmodels._intercept`):
+        the kernel becomes ``k + s^2`` and the solution reports ``intercept = s w_b``.
+        False (the default) is seed 002's ODM, without intercept.
+    intercept_scaling : float > 0, default 1.0
+        ``s``, the value of the constant feature.
 
     Variables (SPEC names): ``w``, ``xi``, ``eps`` (primal slacks), ``zeta``, ``beta``
-    (multipliers of the lower and the upper margin constraints). No intercept.
+    (multipliers of the lower and the upper margin constraints).
     """
 
     family = "ODM"
-    capabilities = frozenset({"margins", "slack_stationarity", "dual_from_gram"})
+    capabilities = frozenset({"margins", "slack_stationarity", "dual_from_gram", "bias_feature"})
     dual_names = ("zeta", "beta")
     #: eq. 18's loss terms are weighed by ``lam / (m (1-theta)^2)`` (``mu`` is a ratio between
     #: them, ``theta`` a margin) (the reference's rescaled rung, :meth:`BinaryProblem._rescaled`)
     rescale_params = ("lam",)
     primal_slack_names = ("xi", "eps")
 
-    def __init__(self, X, y, lam=1.0, mu=1.0, theta=0.0, kernel=None):
+    def __init__(self, X, y, lam=1.0, mu=1.0, theta=0.0, kernel=None, fit_intercept=False,
+                 intercept_scaling=1.0):
+        X, kernel = bias_inputs(X, kernel, fit_intercept, intercept_scaling)
         super().__init__(X, y, kernel)
         self.lam = positive(lam, "lam")
-        self.mu = positive(mu, "mu")
+        self.mu = nonnegative(mu, "mu")
         self.theta = in_interval(theta, "theta", 0.0, 1.0, lo_closed=True, hi_closed=False)
 
     @classmethod
-    def from_seed000(cls, X, y, C1, C2, D, kernel=None):
+    def from_seed000(cls, X, y, C1, C2, D, kernel=None, **intercept):
         """ODM in seed 000's parameters (eq. 7): ``1/2 w^T w + (1/m) sum(C1 xi^2 + C2 eps^2)``,
         band ``[1 - D, 1 + D]``.
 
@@ -81,9 +95,10 @@ class ODM(BinaryProblem):
         i.e. ``lam = C1 (1-D)^2``, ``mu = C2/C1``, ``theta = D``. Same objective, no factor.
         """
         C1 = positive(C1, "C1")
-        C2 = positive(C2, "C2")
+        C2 = nonnegative(C2, "C2")
         D = in_interval(D, "D", 0.0, 1.0, lo_closed=True, hi_closed=False)
-        return cls(X, y, lam=C1 * (1.0 - D) ** 2, mu=C2 / C1, theta=D, kernel=kernel)
+        return cls(X, y, lam=C1 * (1.0 - D) ** 2, mu=C2 / C1, theta=D, kernel=kernel,
+                   **intercept)
 
     # ---- constants of the formulation ---------------------------------------------------
     @property
@@ -91,6 +106,15 @@ class ODM(BinaryProblem):
         """Weight of ``sum xi^2``: ``lam / (m (1 - theta)^2)`` (the loss's parameter that the
         fast solvers read)."""
         return self.lam / (self.m * (1.0 - self.theta) ** 2)
+
+    def _beta_term(self, bt):
+        """``a/(2 mu) ||beta||^2`` of the dual: with ``mu = 0`` the multipliers of the upper
+        margin constraints are fixed at 0 (their loss weight vanishes), so the term is 0 at
+        ``beta = 0`` and ``inf`` elsewhere."""
+        bb = float(bt @ bt)
+        if self.mu == 0.0:
+            return 0.0 if bb == 0.0 else np.inf
+        return self.a / (2 * self.mu) * bb
 
     @property
     def a(self):
@@ -127,10 +151,13 @@ class ODM(BinaryProblem):
         m, th, a = self.m, self.theta, self.a
         zeta, beta = cp.Variable(m), cp.Variable(m)
         FtY = self._FtY()
+        beta_term = (a / (2 * self.mu) * cp.sum_squares(beta) if self.mu > 0 else 0.0)
         objective = (0.5 * cp.sum_squares(FtY @ (zeta - beta))
-                     + a / 2 * cp.sum_squares(zeta) + a / (2 * self.mu) * cp.sum_squares(beta)
+                     + a / 2 * cp.sum_squares(zeta) + beta_term
                      + (th - 1) * cp.sum(zeta) + (th + 1) * cp.sum(beta))
-        problem = cp.Problem(cp.Minimize(objective), [zeta >= 0, beta >= 0])
+        # mu = 0: no loss above the band, its multipliers are 0 (beta_term is their box)
+        problem = cp.Problem(cp.Minimize(objective),
+                             [zeta >= 0, beta >= 0] if self.mu > 0 else [zeta >= 0, beta == 0])
         t = run_cvxpy(problem, solver, verbose, **opts)
         z, bt = np.asarray(zeta.value, float), np.asarray(beta.value, float)
         coef, _ = self.coef_from_dual({"zeta": z, "beta": bt})     # nu = Y (zeta - beta)
@@ -245,7 +272,7 @@ class ODM(BinaryProblem):
         z, bt = np.asarray(dual["zeta"], float), np.asarray(dual["beta"], float)
         a, th = self.a, self.theta
         return float((1 - th) * z.sum() - (1 + th) * bt.sum() - 0.5 * (self.y * (z - bt)) @ Gv
-                     - a / 2 * (z @ z) - a / (2 * self.mu) * (bt @ bt))
+                     - a / 2 * (z @ z) - self._beta_term(bt))
 
     def dual_value(self, dual):
         """``D_max = (1-theta) e^T zeta - (1+theta) e^T beta - 1/2 ||F^T Y (zeta-beta)||^2
@@ -254,7 +281,7 @@ class ODM(BinaryProblem):
         u = self._FtY() @ (z - bt)
         a, th = self.a, self.theta
         return float((1 - th) * z.sum() - (1 + th) * bt.sum() - 0.5 * u @ u
-                     - a / 2 * (z @ z) - a / (2 * self.mu) * (bt @ bt))
+                     - a / 2 * (z @ z) - self._beta_term(bt))
 
     def coef_from_dual(self, dual):
         """``nu = Y (zeta - beta)`` (eq. 14)."""
@@ -285,7 +312,9 @@ class ODM(BinaryProblem):
         mults = np.concatenate([z, bt])
         return {
             "primal feasibility": (primal_viol, 1.0 + np.max(np.abs(gamma))),
-            "dual feasibility": (box_violation(mults, 0.0, np.inf),
+            # (mu = 0: beta's box is [0, 0], see _beta_term)
+            "dual feasibility": (box_violation(mults, 0.0, np.inf if self.mu > 0 else np.r_[
+                                     np.full(self.m, np.inf), np.zeros(self.m)]),
                                  1.0 + float(np.max(np.abs(mults)))),
             "complementarity": (max(complementarity(z, lower), complementarity(bt, upper)),
                                 objective_scale(self, self.primal_value(w, b), sol)),

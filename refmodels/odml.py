@@ -38,6 +38,7 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 
+from ._intercept import BiasFeature, bias_inputs
 from ._validation import check_vector, nonnegative, positive
 from .base import (BinaryProblem, TIE_THRESHOLDS, derive_box_duals, objective_scale, quad,
                    run_cvxpy)
@@ -127,7 +128,7 @@ def _woodbury_apply(PGu, y, coef, L, u):
 # ---------------------------------------------------------------------------------------
 # The shared machinery of ODML and LDM (one problem, two parametrisations)
 # ---------------------------------------------------------------------------------------
-class _MarginDistributionProblem(BinaryProblem):
+class _MarginDistributionProblem(BiasFeature, BinaryProblem):
     """ODML / LDM in one scaling-free form.
 
     Subclasses set, in ``__init__``: ``_upper`` (box of the multipliers, = weight of
@@ -138,7 +139,7 @@ class _MarginDistributionProblem(BinaryProblem):
     ``_solve_dual``.
     """
 
-    capabilities = frozenset({"margins", "stationarity_from_gram"})
+    capabilities = frozenset({"margins", "stationarity_from_gram", "bias_feature"})
 
     # ---- helpers over the feature map (O(m r^2) at most) ---------------------------
     def _Ft(self, u):
@@ -372,9 +373,14 @@ class ODML(_MarginDistributionProblem):
     mu2 : float >= 0, weight of the margin mean
     kernel : Kernel or name, default linear
 
+    fit_intercept : bool, default False; add a constant feature ``intercept_scaling``,
+        its weight regularized like the others (:mod:`refmodels._intercept`): the kernel
+        becomes ``k + s^2`` and the solution reports ``intercept = s w_b``. False is the
+        seed's ODML, without intercept.
+    intercept_scaling : float > 0, default 1.0, the value ``s`` of the constant feature
+
     ``mu1 = mu2 = 0`` is allowed on purpose: it is the SVM limit (ODML(λ, 0, 0) = SVM with
     ``C = λ/m``), a useful check, and the dual stays well defined (``H = YGY``).
-    There is no intercept.
 
     Variables (SPEC names): ``w``, ``xi``, ``alpha``.
     """
@@ -385,7 +391,9 @@ class ODML(_MarginDistributionProblem):
     #: :meth:`BinaryProblem._rescaled`)
     rescale_params = ("lam", "mu1", "mu2")
 
-    def __init__(self, X, y, lam=1.0, mu1=0.0, mu2=0.0, kernel=None):
+    def __init__(self, X, y, lam=1.0, mu1=0.0, mu2=0.0, kernel=None, fit_intercept=False,
+                 intercept_scaling=1.0):
+        X, kernel = bias_inputs(X, kernel, fit_intercept, intercept_scaling)
         super().__init__(X, y, kernel)
         self.lam = positive(lam, "lam")
         self.mu1 = nonnegative(mu1, "mu1")
@@ -472,7 +480,7 @@ class LDM(_MarginDistributionProblem):
 
     Parameters
     ----------
-    X, y, kernel : as :class:`ODML`
+    X, y, kernel, fit_intercept, intercept_scaling : as :class:`ODML`
     C : float > 0
     lam1 : float >= 0, weight of the (pairwise) margin variance
     lam2 : float >= 0, weight of the margin mean (``lam1 = lam2 = 0`` is the SVM with ``C``)
@@ -486,7 +494,9 @@ class LDM(_MarginDistributionProblem):
     #: rung, :meth:`BinaryProblem._rescaled`)
     rescale_params = ("C", "lam1", "lam2")
 
-    def __init__(self, X, y, C=1.0, lam1=0.0, lam2=0.0, kernel=None):
+    def __init__(self, X, y, C=1.0, lam1=0.0, lam2=0.0, kernel=None, fit_intercept=False,
+                 intercept_scaling=1.0):
+        X, kernel = bias_inputs(X, kernel, fit_intercept, intercept_scaling)
         super().__init__(X, y, kernel)
         self.C = positive(C, "C")
         self.lam1 = nonnegative(lam1, "lam1")

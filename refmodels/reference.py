@@ -356,7 +356,11 @@ class ReferenceLadder:
             return reference
         auto = isinstance(reference, str) and reference == "auto"
         if reference is True or (auto and self.m <= AUTO_REFERENCE_MAX_M):
-            return self.reference_solution()
+            from . import _progress         # a long silent wait otherwise (m > 1000)
+
+            with _progress.stage(f"{type(self).__name__}: reference optimum, m={self.m}",
+                                 enabled=self.m > _progress.REFERENCE_BAR_M):
+                return self.reference_solution()
         if reference is False or reference is None or auto:
             return None
         raise ValueError(f"reference must be 'auto', True, False or a Solution; got {reference!r}")

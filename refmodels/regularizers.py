@@ -35,6 +35,16 @@ the 1-D form, so a user's regularizer need not support matrices.
 :func:`check` tests a regularizer: ``value`` against ``expr``, ``prox`` against a CVXPY
 solve of the prox problem, a convexity probe, and the conjugate (if any) through the
 Fenchel-Young inequality and equality.
+
+Nothing trusts a user's regularizer unchecked: :func:`verdict` runs :func:`check` once per
+regularizer object (the report kept, weakly, in a module-level table, not on a problem), at
+the first solve or certificate of a DRR that uses it. :func:`require_usable` refuses
+(``ValueError`` naming the check) a regularizer that is not the convex function it states
+(:data:`REFUSE_ON`: a non-DCP ``expr``, ``value`` not ``expr``'s value, a failed convexity
+probe) or whose ``prox`` returns non-finite values. A ``prox`` or conjugate that fails its
+check is not used as evidence: the fast solvers then say ``inaccurate`` (the fixed point of
+a wrong prox is not the optimum), and the certificate uses the conjugate only when it passed
+and the prox-gradient residual only when the prox did.
 """
 from __future__ import annotations
 
@@ -47,9 +57,13 @@ from scipy.optimize import brentq
 
 from ._numeric import dual_exponent  # noqa: F401  (public here: the Hölder conjugate)
 from ._numeric import unit_scale, unit_scale_scalar
+from ._validation import check_prox
+from ._verdict import (CONJUGATE_CHECKS, NONFINITE_PROX, PROX_CHECKS, REFUSE_ON, CheckReport,
+                       CheckResult, bad_conjugate, failed, require_usable, verdict)
 
 __all__ = ["Regularizer", "GroupNorm", "check", "CheckReport", "CheckResult", "check_groups",
-           "dual_exponent", "project_l1_ball"]
+           "dual_exponent", "project_l1_ball", "verdict", "require_usable", "bad_conjugate",
+           "failed", "REFUSE_ON", "PROX_CHECKS", "CONJUGATE_CHECKS", "NONFINITE_PROX"]
 
 
 # ----------------------------------------------------------------------------------------
@@ -477,51 +491,15 @@ class GroupNorm(Regularizer):
 # ----------------------------------------------------------------------------------------
 # the checker
 # ----------------------------------------------------------------------------------------
-class CheckResult:
-    """One check of :func:`check`: ``name``, ``passed``, ``max_error``, ``tolerance``, ``note``."""
-
-    def __init__(self, name, passed, max_error, tolerance, note=""):
-        self.name, self.passed = name, bool(passed)
-        self.max_error, self.tolerance, self.note = float(max_error), float(tolerance), note
-
-    def __repr__(self):
-        return (f"CheckResult({self.name!r}, passed={self.passed}, max_error={self.max_error:.3e}, "
-                f"tolerance={self.tolerance:.1e})")
+def _worse(worst, *errors):
+    """The largest of ``worst`` and ``errors``, a non-finite error counting as ``inf`` (``max``
+    would drop a NaN: ``max(0.0, nan)`` is 0.0, a check passed by a NaN)."""
+    for e in errors:
+        e = float(e)
+        worst = max(worst, e if math.isfinite(e) else math.inf)
+    return worst
 
 
-class CheckReport:
-    """The result of :func:`check`: a list of :class:`CheckResult`; ``ok`` when all passed."""
-
-    def __init__(self, regularizer, results):
-        self.regularizer = regularizer
-        self.results = list(results)
-
-    @property
-    def ok(self):
-        return bool(self.results) and all(r.passed for r in self.results)
-
-    def __bool__(self):
-        return self.ok
-
-    def __getitem__(self, name):
-        for r in self.results:
-            if r.name == name:
-                return r
-        raise KeyError(name)
-
-    @property
-    def failing(self):
-        return [r.name for r in self.results if not r.passed]
-
-    def __str__(self):
-        lines = [f"regularizer check of {self.regularizer!r}: {'PASSED' if self.ok else 'FAILED'}",
-                 f"  {'check':<40s} {'max error':>11s} {'tolerance':>10s}  result"]
-        for r in self.results:
-            lines.append(f"  {r.name:<40s} {r.max_error:11.3e} {r.tolerance:10.1e}  "
-                         f"{'ok' if r.passed else 'FAILS'}" + (f"  ({r.note})" if r.note else ""))
-        return "\n".join(lines)
-
-    __repr__ = __str__
 
 
 def _random_groups(dim, rng):
@@ -617,7 +595,7 @@ def check(reg, dim=6, groups=None, n_trials=5, random_state=0, tol=1e-6):
             w = draw()
             x.value = w
             val = float(reg.value(w, groups))
-            worst = max(worst, abs(val - float(e.value)) / (1.0 + abs(float(e.value))))
+            worst = _worse(worst, abs(val - float(e.value)) / (1.0 + abs(float(e.value))))
         return worst, ""
 
     prox_pts = []
@@ -633,14 +611,14 @@ def check(reg, dim=6, groups=None, n_trials=5, random_state=0, tol=1e-6):
             if prob.status != cp.OPTIMAL:
                 raise RuntimeError(f"CVXPY status {prob.status!r}")
             xc = np.asarray(x.value, float)
-            xp = np.asarray(reg.prox(v, s, groups), float)
-            if xp.shape != (dim,):
-                raise ValueError(f"prox returned shape {xp.shape}, expected ({dim},)")
+            xp = check_prox(reg.prox(v, s, groups), v)
+            if not np.all(np.isfinite(xp)):
+                raise ValueError(NONFINITE_PROX)
             prox_pts.append((v, s, xp))
             Fp = 0.5 * float(np.sum((xp - v) ** 2)) + s * float(reg.value(xp, groups))
             Fc = 0.5 * float(np.sum((xc - v) ** 2)) + s * float(reg.value(xc, groups))
-            worst_d = max(worst_d, np.linalg.norm(xp - xc) / (1.0 + np.linalg.norm(xc)))
-            worst_f = max(worst_f, (Fp - Fc) / (1.0 + abs(Fc)))
+            worst_d = _worse(worst_d, np.linalg.norm(xp - xc) / (1.0 + np.linalg.norm(xc)))
+            worst_f = _worse(worst_f, (Fp - Fc) / (1.0 + abs(Fc)))
         prox_obj.append(worst_f)
         return worst_d, ""
 
@@ -661,7 +639,7 @@ def check(reg, dim=6, groups=None, n_trials=5, random_state=0, tol=1e-6):
             a, b, t = draw(), draw(), float(rng.uniform(0.05, 0.95))
             Ra, Rb = float(reg.value(a, groups)), float(reg.value(b, groups))
             Rm = float(reg.value(t * a + (1 - t) * b, groups))
-            worst = max(worst, (Rm - t * Ra - (1 - t) * Rb) / (1.0 + abs(Ra) + abs(Rb)))
+            worst = _worse(worst, (Rm - t * Ra - (1 - t) * Rb) / (1.0 + abs(Ra) + abs(Rb)))
         return max(worst, 0.0), ""
 
     run("convexity probe", 1e-3 * tol, convexity)
@@ -674,7 +652,7 @@ def check(reg, dim=6, groups=None, n_trials=5, random_state=0, tol=1e-6):
                 Rw, Ru = float(reg.value(w, groups)), float(reg.conjugate(u, groups))
                 if np.isinf(Ru):
                     continue
-                worst = max(worst, (u @ w - Rw - Ru) / (1.0 + abs(u @ w) + abs(Rw)))
+                worst = _worse(worst, (u @ w - Rw - Ru) / (1.0 + abs(u @ w) + abs(Rw)))
             return max(worst, 0.0), ""
 
         def fy_equality():
@@ -701,7 +679,7 @@ def check(reg, dim=6, groups=None, n_trials=5, random_state=0, tol=1e-6):
                     shrink, u = hi, (1 - hi) * u
                     Ru = float(reg.conjugate(u, groups))
                     note = "u shrunk into dom R* (indicator conjugate)"
-                worst = max(worst, shrink,
+                worst = _worse(worst, shrink,
                             abs(Rx + Ru - u @ xp) / (1.0 + abs(u @ xp) + abs(Rx)))
             return worst, note
 

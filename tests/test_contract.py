@@ -66,7 +66,8 @@ def test_declared_capabilities_match_the_methods():
     method_of = {"margins": "objective_from_margins",
                  "stationarity_from_gram": "stationarity_from_gram",
                  "slack_stationarity": "slack_stationarity",
-                 "dual_from_gram": "dual_value_from_gram"}
+                 "dual_from_gram": "dual_value_from_gram",
+                 "bias_feature": "intercept_of"}
     for fam in registry.FAMILIES.values():
         cls = fam.problem_class()
         for cap, method in method_of.items():

@@ -23,7 +23,8 @@ ODM_GRID = {"lam": [1.0, 16.0, 256.0, 1024.0], "mu": [0.2, 0.8], "theta": [0.2, 
 
 def test_odm_cv_matches_gridsearch_and_refits():
     X, y = _binary(seed=1)
-    cv = ODMClassifierCV(lams=ODM_GRID["lam"], mus=ODM_GRID["mu"], thetas=ODM_GRID["theta"],
+    cv = ODMClassifierCV(kernel="linear", lams=ODM_GRID["lam"], mus=ODM_GRID["mu"],
+                         thetas=ODM_GRID["theta"],
                          cv=3).fit(X, y)
     n_cand = 4 * 2 * 2
     res = cv.cv_results_
@@ -55,7 +56,7 @@ def test_odm_cv_multiclass_and_kernel():
     X, y = load_iris(return_X_y=True)
     X = (X - X.min(0)) / (X.max(0) - X.min(0))
     cv = ODMClassifierCV(lams=[1.0, 64.0], mus=[0.5], thetas=[0.3], kernel="rbf", gamma=1.0,
-                         cv=3).fit(X, y)
+                         gammas=[1.0], cv=3).fit(X, y)
     assert len(cv.cv_results_["params"]) == 2
     assert cv.best_score_ > 0.8
     assert set(cv.predict(X)) <= set(np.unique(y))
@@ -70,7 +71,7 @@ def test_odm_cv_multiclass_and_kernel():
 ])
 def test_other_families(cls, base, grid):
     X, y = _binary(m=90, d=4, seed=2)
-    cv = cls(cv=3, **grid).fit(X, y)
+    cv = cls(kernel="linear", cv=3, **grid).fit(X, y)
     n = int(np.prod([len(v) for v in grid.values()]))
     assert len(cv.cv_results_["mean_test_score"]) == n
     assert isinstance(cv.best_estimator_, base)
@@ -82,14 +83,66 @@ def test_other_families(cls, base, grid):
                                gs.cv_results_["mean_test_score"], atol=1.0 / len(y) + 1e-12)
 
 
-def test_default_grids_are_the_papers():
-    assert ODMClassifierCV()._param_grid() == {
-        "lam": [2.0 ** k for k in range(0, 21, 2)], "mu": [0.2, 0.4, 0.6, 0.8],
-        "theta": [0.2, 0.4, 0.6, 0.8]}
-    g = ODMLClassifierCV()._param_grid()
-    assert g["mu1"] == g["mu2"] == [2.0 ** k for k in (-4, -2, 0, 2, 4)]
+def test_default_grids_are_the_papers_with_the_plain_defaults():
+    """The papers' grids, the plain estimator's default added to each (lam=None is m, as
+    the plain estimator's), the same kernel (rbf) with gamma searched (the plain "scale"
+    and seed 002's widths / d)."""
+    assert ODMClassifierCV(kernel="linear")._param_grid() == {
+        "lam": [None] + [2.0 ** k for k in range(0, 21, 2)], "mu": [0.2, 0.4, 0.5, 0.6, 0.8],
+        "theta": [0.2, 0.3, 0.4, 0.6, 0.8]}
+    g = ODMLClassifierCV()._param_grid(d=4)
+    assert g["mu1"] == g["mu2"] == [2.0 ** -4, 0.1] + [2.0 ** k for k in (-2, 0, 2, 4)]
+    assert g["gamma"] == ["scale"] + [2.0 ** k / 4 for k in (-4, -2, 0, 2, 4)]
     g = LDMClassifierCV()._param_grid()
-    assert g["C"] == [10.0, 50.0, 100.0] and len(g["lam1"]) == 7
+    assert g["C"] == [1.0, 10.0, 50.0, 100.0] and len(g["lam1"]) == 8 and 0.05 in g["lam1"]
+    assert SVMClassifierCV()._param_grid()["C"] == [1.0, 10.0, 50.0, 100.0]
+    for cv_cls, base in ((ODMClassifierCV, ODMClassifier), (ODMLClassifierCV, ODMLClassifier),
+                         (LDMClassifierCV, LDMClassifier), (SVMClassifierCV, SVMClassifier)):
+        plain, cv = base().get_params(), cv_cls().get_params()
+        for name in ("kernel", "gamma", "degree", "coef0", "fit_intercept"):
+            if name in cv:
+                assert cv[name] == plain[name], (cv_cls, name)
+        grid = cv_cls()._param_grid(d=4)
+        for name, values in grid.items():
+            assert plain[name] in values, (cv_cls, name)
+    with pytest.raises(ValueError, match="gammas must be None"):
+        ODMClassifierCV(kernel="linear", gammas=[1.0]).fit(*_binary(m=40, d=2))
+    with pytest.raises(ValueError, match="gammas must hold"):
+        ODMClassifierCV(gammas=[-1.0]).fit(*_binary(m=40, d=2))
+
+
+@pytest.mark.parametrize("cv_cls, base, grid", [
+    (SVMClassifierCV, SVMClassifier, {"C": [1.0, 10.0]}),
+    (ODMClassifierCV, ODMClassifier, {"lam": [None, 16.0], "mu": [0.5], "theta": [0.3]})])
+def test_gamma_search_is_gridsearchcv(cv_cls, base, grid):
+    """The default kernel (rbf) searches gamma: the same scores, in the same order, as
+    GridSearchCV over the plain estimator with gamma in its grid ("scale" resolved on each
+    fold's training part, numbers as given); None and "scale" kept as objects."""
+    X, y = _binary(m=90, d=3, seed=7)
+    X = X * [1.0, 4.0, 0.5]                            # "scale" differs from 1/d
+    gammas = ["scale", 0.1, 2.0]
+    attr = {"C": "Cs", "lam": "lams", "mu": "mus", "theta": "thetas"}
+    cv = cv_cls(**{attr[k]: v for k, v in grid.items()}, gammas=gammas, cv=3).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        gs = GridSearchCV(base(), {**grid, "gamma": gammas}, cv=3).fit(X, y)
+    np.testing.assert_allclose(cv.cv_results_["mean_test_score"],
+                               gs.cv_results_["mean_test_score"], atol=1.0 / len(y) + 1e-12)
+    assert list(cv.cv_results_["param_gamma"]) == list(gs.cv_results_["param_gamma"])
+    assert cv.best_estimator_.gamma == cv.best_params_["gamma"]
+
+
+def test_lam_none_is_m_as_in_the_plain_estimator():
+    X, y = _binary(m=90, d=3, seed=4)
+    grid = {"lam": [None, 4.0], "mu": [0.5], "theta": [0.3]}
+    cv = ODMClassifierCV(kernel="linear", lams=grid["lam"], mus=grid["mu"],
+                         thetas=grid["theta"], cv=3).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        gs = GridSearchCV(ODMClassifier(kernel="linear"), grid, cv=3).fit(X, y)
+    np.testing.assert_allclose(cv.cv_results_["mean_test_score"],
+                               gs.cv_results_["mean_test_score"], atol=1.0 / len(y) + 1e-12)
+    assert list(cv.cv_results_["param_lam"]) == [None, 4.0]
 
 
 def test_verbose_progress_and_n_jobs(capsys):
@@ -97,25 +150,28 @@ def test_verbose_progress_and_n_jobs(capsys):
     import joblib
 
     with joblib.parallel_backend("threading"):          # no process start-up in the tests
-        a = ODMClassifierCV(lams=[1.0, 16.0], mus=[0.5], thetas=[0.2, 0.4], cv=2, verbose=10,
+        a = ODMClassifierCV(kernel="linear", lams=[1.0, 16.0], mus=[0.5], thetas=[0.2, 0.4], cv=2,
+                            verbose=10,
                             n_jobs=2).fit(X, y)
     out = capsys.readouterr()
     assert "Fitting 2 folds" in out.out
-    b = ODMClassifierCV(lams=[1.0, 16.0], mus=[0.5], thetas=[0.2, 0.4], cv=2).fit(X, y)
+    b = ODMClassifierCV(kernel="linear", lams=[1.0, 16.0], mus=[0.5], thetas=[0.2, 0.4],
+                        cv=2).fit(X, y)
     np.testing.assert_array_equal(a.cv_results_["mean_test_score"],
                                   b.cv_results_["mean_test_score"])
 
 
 def test_refit_false_and_errors():
     X, y = _binary(m=60, d=3, seed=4)
-    cv = ODMClassifierCV(lams=[1.0], mus=[0.5], thetas=[0.3], cv=2, refit=False).fit(X, y)
+    cv = ODMClassifierCV(kernel="linear", lams=[1.0], mus=[0.5], thetas=[0.3], cv=2,
+                         refit=False).fit(X, y)
     assert not hasattr(cv, "best_estimator_")
     with pytest.raises(AttributeError):
         cv.predict(X)
     with pytest.raises(ValueError, match="lams"):
-        ODMClassifierCV(lams=[], cv=2).fit(X, y)
+        ODMClassifierCV(kernel="linear", lams=[], cv=2).fit(X, y)
     with pytest.raises(ValueError):
-        ODMClassifierCV(lams=[1.0, -1.0], mus=[0.5], thetas=[0.3], cv=2).fit(X, y)
+        ODMClassifierCV(kernel="linear", lams=[1.0, -1.0], mus=[0.5], thetas=[0.3], cv=2).fit(X, y)
 
 
 def test_dask_local_cluster():
@@ -124,12 +180,12 @@ def test_dask_local_cluster():
 
     X, y = _binary(m=80, d=3, seed=5)
     kw = dict(lams=[1.0, 64.0], mus=[0.4, 0.8], thetas=[0.2], cv=2)
-    local = ODMClassifierCV(**kw).fit(X, y)
+    local = ODMClassifierCV(kernel="linear", **kw).fit(X, y)
     with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
                                   dashboard_address=None) as cluster, \
             distributed.Client(cluster):
         with joblib.parallel_backend("dask"):
-            remote = ODMClassifierCV(**kw).fit(X, y)
+            remote = ODMClassifierCV(kernel="linear", **kw).fit(X, y)
     np.testing.assert_array_equal(local.cv_results_["mean_test_score"],
                                   remote.cv_results_["mean_test_score"])
     assert remote.best_params_ == local.best_params_
@@ -140,7 +196,7 @@ def test_precomputed_kernel_matches_rbf():
 
     X, y = _binary(m=80, d=3, seed=6)
     kw = dict(lams=[1.0, 32.0], mus=[0.5], thetas=[0.3], cv=2)
-    a = ODMClassifierCV(kernel="rbf", gamma=0.7, **kw).fit(X, y)
+    a = ODMClassifierCV(kernel="rbf", gamma=0.7, gammas=[0.7], **kw).fit(X, y)
     b = ODMClassifierCV(kernel="precomputed", **kw).fit(rbf_kernel(X, gamma=0.7), y)
     np.testing.assert_array_equal(a.cv_results_["mean_test_score"],
                                   b.cv_results_["mean_test_score"])
@@ -153,7 +209,7 @@ def test_odm_cv_refits_with_method_auto_and_problem_class():
 
     assert not hasattr(fcv, "_ODMAuto")
     X, y = _binary(m=60, d=3, seed=7)
-    cv = ODMClassifierCV(lams=[1.0, 4.0], mus=[0.5], thetas=[0.3], cv=2).fit(X, y)
+    cv = ODMClassifierCV(kernel="linear", lams=[1.0, 4.0], mus=[0.5], thetas=[0.3], cv=2).fit(X, y)
     assert type(cv.best_estimator_) is ODMClassifier
     assert cv.best_estimator_.method == "auto"
     assert cv.best_estimator_.certify()[0].ok
@@ -232,11 +288,11 @@ def test_fold_fits_that_did_not_converge_are_reported_once():
     kw = dict(lams=[16.0, 1024.0], mus=[0.5], thetas=[0.3], cv=2, refit=False)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
-        ok = ODMClassifierCV(**kw).fit(X, y)           # converges: no warning
+        ok = ODMClassifierCV(kernel="linear", **kw).fit(X, y)           # converges: no warning
     assert np.array_equal(ok.cv_results_["n_fits_not_optimal"], [0, 0])
     with warnings.catch_warnings(record=True) as rec:
         warnings.simplefilter("always")
-        bad = ODMClassifierCV(**kw, max_iter=1).fit(X, y)
+        bad = ODMClassifierCV(kernel="linear", **kw, max_iter=1).fit(X, y)
     ours = [w for w in rec if issubclass(w.category, ConvergenceWarning)]
     assert len(ours) == 1 and "fold fits did not reach" in str(ours[0].message), \
         [str(w.message) for w in rec]
@@ -276,7 +332,7 @@ def test_a_path_that_raises_solver_error_scores_nan_and_ranks_last(monkeypatch):
     X, y = _binary(m=80, d=3, seed=6)
     kw = dict(lams=[1.0, 16.0], mus=[0.5, 0.8], thetas=[0.3], cv=2)
     with pytest.warns(FitFailedWarning, match="2 of the 4 fold paths met a SolverError"):
-        cv = ODMClassifierCV(**kw).fit(X, y)
+        cv = ODMClassifierCV(kernel="linear", **kw).fit(X, y)
     mus = np.asarray(cv.cv_results_["param_mu"])
     assert np.all(np.isnan(cv.cv_results_["mean_test_score"][mus == 0.8]))
     assert np.all(np.isfinite(cv.cv_results_["mean_test_score"][mus == 0.5]))
@@ -284,7 +340,7 @@ def test_a_path_that_raises_solver_error_scores_nan_and_ranks_last(monkeypatch):
                   > cv.cv_results_["rank_test_score"][mus == 0.5].max())
     assert cv.best_params_["mu"] == 0.5 and hasattr(cv, "best_estimator_")
     with pytest.raises(ValueError, match="Every fit of the 2 fold paths failed"):
-        ODMClassifierCV(lams=[1.0], mus=[0.8], thetas=[0.3], cv=2).fit(X, y)
+        ODMClassifierCV(kernel="linear", lams=[1.0], mus=[0.8], thetas=[0.3], cv=2).fit(X, y)
 
 
 def test_a_solver_error_at_one_grid_value_scores_that_value_nan(monkeypatch):
@@ -306,7 +362,8 @@ def test_a_solver_error_at_one_grid_value_scores_that_value_nan(monkeypatch):
     _through_fast_path(monkeypatch)
     X, y = _binary(m=80, d=3, seed=6)
     with pytest.warns(FitFailedWarning, match="met a SolverError"):
-        cv = ODMClassifierCV(lams=[1.0, 16.0, 256.0], mus=[0.5], thetas=[0.3], cv=2).fit(X, y)
+        cv = ODMClassifierCV(kernel="linear", lams=[1.0, 16.0, 256.0], mus=[0.5], thetas=[0.3],
+                             cv=2).fit(X, y)
     lams = np.asarray(cv.cv_results_["param_lam"], float)
     scores = cv.cv_results_["mean_test_score"]
     assert np.all(np.isnan(scores[lams == 16.0])) and np.all(np.isfinite(scores[lams != 16.0]))
@@ -383,10 +440,10 @@ def test_lean_paths_give_the_table_of_fast_path(monkeypatch, scale):
     for target in (y, y3):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            lean = ODMClassifierCV(**kw).fit(X, target).cv_results_
+            lean = ODMClassifierCV(kernel="linear", **kw).fit(X, target).cv_results_
             with monkeypatch.context() as mp:
                 mp.setattr(fast.cv, "_lean", lambda *a, **k: False)
-                full = ODMClassifierCV(**kw).fit(X, target).cv_results_
+                full = ODMClassifierCV(kernel="linear", **kw).fit(X, target).cv_results_
             with monkeypatch.context() as mp:
                 calls = []
                 real = fast.odm.linear_tron_path
@@ -397,7 +454,7 @@ def test_lean_paths_give_the_table_of_fast_path(monkeypatch, scale):
                     passed[len(calls) % len(lams)] = False
                     return W, passed, secs
                 mp.setattr(fast.odm, "linear_tron_path", one_fails)
-                fallback = ODMClassifierCV(**kw).fit(X, target).cv_results_
+                fallback = ODMClassifierCV(kernel="linear", **kw).fit(X, target).cv_results_
                 assert calls
         for res in (lean, fallback):
             np.testing.assert_allclose(res["mean_test_score"], full["mean_test_score"],

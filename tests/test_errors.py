@@ -184,12 +184,12 @@ def _drr(reg):
     return rm.DRR(X[:12], YM[:12], X[:2] + 0.1, alpha=1.0, beta=1.0, regularizer=reg)
 
 
-@pytest.mark.parametrize("reg,kind", [(_WrongProx(), "SolverError"),
-                                      (_NotConvex(), "ValueError")])
+@pytest.mark.parametrize("reg,kind", [(_WrongProx(), "SolverError")])
 def test_drr_certificate_reports_an_unavailable_reference(reg, kind):
-    """``DRR.certify()`` raised the reference's SolverError (a wrong prox) or ValueError (a
-    non-DCP expr); as every family's certificate, it reports the reference unavailable
-    and judges the point without the objective gap."""
+    """``DRR.certify()`` raised the reference's SolverError (a wrong prox); as every
+    family's certificate, it reports the reference unavailable and judges the point without
+    the objective gap. (A non-DCP expr is refused by the regularizer's check before any
+    reference: test_drr_certificate_refuses_a_non_convex_regularizer.)"""
     p = _drr(reg)
     sol = p.solution_from(coef=np.zeros((12, 2)))
     with warnings.catch_warnings():
@@ -201,6 +201,14 @@ def test_drr_certificate_reports_an_unavailable_reference(reg, kind):
         assert "objective gap" not in c.residuals
         assert any(n.startswith(f"reference optimum unavailable ({kind}") for n in c.notes), \
             c.notes
+
+
+def test_drr_certificate_refuses_a_non_convex_regularizer():
+    p = _drr(_NotConvex())
+    sol = p.solution_from(coef=np.zeros((12, 2)))
+    for reference in ("auto", True, False):
+        with pytest.raises(ValueError, match=r"fails rm.regularizers.check's 'expr is convex"):
+            p.certify(sol, reference=reference)
 
 
 def test_drr_certificate_still_refuses_a_wrong_reference_argument():
@@ -219,12 +227,13 @@ def test_drr_certificate_with_a_good_regularizer_measures_the_gap():
     assert cert.ok and "objective gap" in cert.residuals
 
 
-@pytest.mark.parametrize("reg,shape", [(_ShortProx(), r"\(11,\)"), (_MatrixProx(), r"\(12, 2\)")])
+@pytest.mark.parametrize("reg,shape", [(_ShortProx(), r"\(5,\)"), (_MatrixProx(), r"\(6, 2\)")])
 def test_drr_prox_of_the_wrong_shape_is_named(reg, shape):
     """A bare "operands could not be broadcast together" / "could not broadcast input
-    array" named neither the prox nor the shapes."""
+    array" named neither the prox nor the shapes. (The regularizer's check meets it first,
+    on its vectors of six entries.)"""
     p = _drr(reg)
-    needle = rf"^regularizer.prox must return an array of v's shape \(12,\); got shape {shape}"
+    needle = rf"^regularizer.prox must return an array of v's shape \(6,\); got shape {shape}"
     with pytest.raises(ValueError, match=needle):
         p.certify(p.solution_from(coef=np.zeros((12, 2))), reference=False)
     with pytest.raises(ValueError, match=needle):

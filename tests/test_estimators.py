@@ -435,5 +435,6 @@ def test_multi_class_parameter():
     assert a.pairs_.shape == (0, 2)
     import refmodels as rm
 
-    with pytest.raises(ValueError, match="binary.*problems_"):    # its problems are there
-        rm.from_sklearn(fast.SVMClassifier().fit(X, y), X, y)
+    # its problems_ (one per pair) and their points, as a ProblemSet
+    probs, sols = rm.from_sklearn(fast.SVMClassifier().fit(X, y), X, y)
+    assert len(probs) == 3 and probs.scheme == "ovo" and probs.certify(sols).ok

@@ -31,18 +31,40 @@ class Divergent(Regularizer):
         return -0.5 * cp.sum_squares(w)
 
 
+class ExpandingProx(Regularizer):
+    """Convex (``R = 1/2 ||w||^2``, its expr DCP) with a wrong "prox" that expands: the
+    regularizer is accepted (its prox is only not trusted), and proximal steps diverge."""
+
+    def value(self, w, groups):
+        return 0.5 * float(w @ w)
+
+    def prox(self, v, step, groups):
+        return v / max(1.0 - step, 1e-3)
+
+    def expr(self, w, groups):
+        import cvxpy as cp
+
+        return 0.5 * cp.sum_squares(w)
+
+
+def _drr(reg):
+    r = np.random.default_rng(0)
+    X, y, Xt = r.normal(size=(30, 3)), r.normal(size=30), r.normal(size=(4, 3))
+    return rm.DRR(X, y, Xt, alpha=1.0, beta=5.0, regularizer=reg, kernel=rm.kernels.RBF(0.5))
+
+
 @pytest.mark.parametrize("method", ["apg", "ppa"])
 def test_drr_with_a_divergent_prox_is_an_error_not_optimal(method):
     """The probe's case: the iterates overflowed to |W| ~ 1e155 and the APG reported
-    "optimal" with residual 0 (NaN residuals were read as converged)."""
-    r = np.random.default_rng(0)
-    X, y, Xt = r.normal(size=(30, 3)), r.normal(size=30), r.normal(size=(4, 3))
-    prob = rm.DRR(X, y, Xt, alpha=1.0, beta=5.0, regularizer=Divergent(),
-                  kernel=rm.kernels.RBF(0.5))
+    "optimal" with residual 0 (NaN residuals were read as converged). The non-convex
+    regularizer of the probe is now refused before any iteration (its expr is not DCP);
+    a convex one whose prox expands still diverges, and the error names the prox."""
+    with pytest.raises(ValueError, match="expr is convex \\(DCP\\)"):
+        fast.solve(_drr(Divergent()), method=method)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        with pytest.raises(SolverError, match="not finite"):
-            fast.solve(prob, method=method)
+        with pytest.raises(SolverError, match="not finite.*regularizer.prox .* fails"):
+            fast.solve(_drr(ExpandingProx()), method=method)
 
 
 @pytest.mark.parametrize("scale", [1.0, 10.0])

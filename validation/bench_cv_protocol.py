@@ -20,7 +20,6 @@ to the solvers' tolerance).
 """
 from __future__ import annotations
 
-import time
 import warnings
 
 import numpy as np
@@ -62,13 +61,14 @@ def main():
 
     comp = H.warmup(lambda: (fast_path(rm.ODM(X[::20], y[::20], mu=0.8, theta=0.2),
                                        lam=[1.0, 4.0]),
-                             ODMClassifierCV(lams=[1.0, 4.0], mus=[0.8], thetas=[0.2],
+                             ODMClassifierCV(kernel="linear", lams=[1.0, 4.0], mus=[0.8],
+                                             thetas=[0.2],
                                              cv=2).fit(X[::20], y[::20]),
                              ODMClassifier(lam=4.0, kernel="linear").fit(X[::20], y[::20])))
     R.say(f"compile / warm-up (TRON, path, CV, plain fit on every 20th point): {comp:.2f} s")
 
     def run_cv():
-        return ODMClassifierCV(lams=lams, mus=mus, thetas=thetas, cv=5,
+        return ODMClassifierCV(kernel="linear", lams=lams, mus=mus, thetas=thetas, cv=5,
                                n_jobs=args.n_jobs).fit(X, y)
 
     def run_gs():

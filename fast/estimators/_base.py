@@ -67,6 +67,11 @@ _KERNEL_PARAMS = {
 }
 
 
+#: constraints of the regularized intercept of ODM, ODML and LDM (a constant feature)
+_INTERCEPT = {"fit_intercept": ["boolean"],
+              "intercept_scaling": [Interval(numbers.Real, 0.0, None, closed="neither")]}
+
+
 def gamma_value(gamma, X):
     """``gamma`` as ``SVC`` resolves it on the training data ``X``: ``"scale"`` is
     ``1 / (n_features * X.var())`` (1 when ``X`` has zero variance), ``"auto"`` is
@@ -369,7 +374,8 @@ class BaseMarginClassifier(StoresInitParams, ClassifierMixin, BaseEstimator,
                                      **self._solve_options())
         self.support_ = np.flatnonzero(np.any(self.dual_coef_ != 0, axis=0))
         if self.kernel == "linear":
-            self.coef_ = np.vstack([_weights(sol, self._rows_of(X, r))
+            # (a bias feature's weight, last in w, is in intercept_ as s w_b)
+            self.coef_ = np.vstack([_weights(sol, self._rows_of(X, r))[:X.shape[1]]
                                     for sol, (r, _) in zip(self.solutions_, subsets)])
         return self
 

@@ -6,10 +6,11 @@ import numbers
 import numpy as np
 from sklearn.utils._param_validation import HasMethods, Interval, Options, StrOptions
 
+from refmodels import kernels as _k
 from refmodels.drr import DRM, DRR
 
 from .. import solve as _solve
-from ._base import _KERNEL_PARAMS, BaseMarginClassifier, _nonnegative, _positive
+from ._base import _INTERCEPT, _KERNEL_PARAMS, BaseMarginClassifier, _nonnegative, _positive
 from ._docs import shared_doc
 
 
@@ -42,7 +43,7 @@ class DRRClassifier(BaseMarginClassifier):
     regularizer : refmodels.regularizers.Regularizer or None, default=None
         A regularizer used instead of ``(q, r, rho)``; this is how a regularizer a user
         wrote is cross-validated like any estimator.
-    <<kernel gamma degree coef0>>
+    <<fit_intercept:drr intercept_scaling kernel gamma degree coef0>>
     method : {"closed_form", "gd", "ppa", "linear_ppa", "apg"} or None, default=None
         The algorithm of :func:`fast.solve` for DRR; None is the closed form for DRM and
         APG otherwise.
@@ -61,7 +62,7 @@ class DRRClassifier(BaseMarginClassifier):
     norm ``q=r=2`` with ``rho="half_square"`` (which is DRM), and ``beta=0.1``.
     <<beta_choice>>
     refmodels.DRR has no defaults for ``alpha``, ``beta``.
-    <<defaults breast_cancer=0.977 wine=0.978 iris=0.960 digits=0.984 mean=0.975>>
+    <<defaults breast_cancer=0.975 wine=0.989 iris=0.953 digits=0.980 mean=0.974>>
 
     <<delta>>
     :meth:`solve` returns the problem of the test points and its solution, to certify.
@@ -92,21 +93,32 @@ class DRRClassifier(BaseMarginClassifier):
                 Interval(numbers.Real, 1.0, None, closed="left")],
         "regularizer": [None, HasMethods(["expr", "value", "prox"])],
         "method": [None, StrOptions({"closed_form", "gd", "ppa", "linear_ppa", "apg"})],
+        **_INTERCEPT,
         **{k: v for k, v in _KERNEL_PARAMS.items() if k != "random_state"},
     }
 
     def __init__(self, alpha=1.0, beta=0.1, q=2, r=2, rho="half_square", regularizer=None, *,
-                 kernel="rbf", gamma="scale", degree=3, coef0=0.0, method=None, tol=None,
-                 max_iter=None):
+                 fit_intercept=True, intercept_scaling=1.0, kernel="rbf", gamma="scale",
+                 degree=3, coef0=0.0, method=None, tol=None, max_iter=None):
         self._store_params(locals())
+
+    def _mapped(self, X_new):
+        """``(X_fit, X_new, kernel)`` of the problem: with ``fit_intercept``, the feature map
+        ``[phi(x); s]`` (:class:`refmodels.kernels.WithBias`: the linear kernel's data gain
+        the column ``s``, a precomputed kernel's values ``s^2``, another kernel adds ``s^2``)."""
+        if not self.fit_intercept:
+            return self.X_fit_, X_new, self.kernel_
+        kb = _k.WithBias(self.kernel_, self.intercept_scaling)
+        return kb.map_data(self.X_fit_), kb.map_data(X_new), kb
 
     def _make_problem(self, X_new):
         """The problem of the test points ``X_new`` on the stored training set."""
+        X_fit, X_new, kernel = self._mapped(X_new)
         if self.regularizer is not None:
-            return DRR(self.X_fit_, self.y_fit_, X_new, alpha=self.alpha, beta=self.beta,
-                       kernel=self.kernel_, regularizer=self.regularizer)
-        return DRR(self.X_fit_, self.y_fit_, X_new, alpha=self.alpha, beta=self.beta,
-                   q=self.q, r=self.r, rho=self.rho, kernel=self.kernel_)
+            return DRR(X_fit, self.y_fit_, X_new, alpha=self.alpha, beta=self.beta,
+                       kernel=kernel, regularizer=self.regularizer)
+        return DRR(X_fit, self.y_fit_, X_new, alpha=self.alpha, beta=self.beta,
+                   q=self.q, r=self.r, rho=self.rho, kernel=kernel)
 
     def fit(self, X, y):
         """Store (and check) the training set ``X``, ``y``; the optimisation runs at prediction.
@@ -221,7 +233,7 @@ class DRMClassifier(DRRClassifier):
     <<alpha>>
     beta : float > 0, default=0.1
         Weight of the regularizer ``1/2 ||w||^2`` (see the Notes for the default).
-    <<kernel gamma degree coef0>>
+    <<fit_intercept:drr intercept_scaling kernel gamma degree coef0>>
     method : {"closed_form", "gd", "ppa", "linear_ppa", "apg"} or None, default=None
         The algorithm of :func:`fast.solve`; None is the closed form.
     <<tol:iterative max_iter:iterative>>
@@ -239,7 +251,7 @@ class DRMClassifier(DRRClassifier):
     ``beta=0.1``.
     <<beta_choice>>
     refmodels.DRM has no defaults for ``alpha``, ``beta``.
-    <<defaults breast_cancer=0.977 wine=0.978 iris=0.960 digits=0.984 mean=0.975>>
+    <<defaults breast_cancer=0.975 wine=0.989 iris=0.953 digits=0.980 mean=0.974>>
 
     <<delta>>
     Dense input only; ``sample_weight`` and ``class_weight`` are not supported.
@@ -257,10 +269,11 @@ class DRMClassifier(DRRClassifier):
     _parameter_constraints = {k: v for k, v in DRRClassifier._parameter_constraints.items()
                               if k not in ("q", "r", "rho", "regularizer")}
 
-    def __init__(self, alpha=1.0, beta=0.1, *, kernel="rbf", gamma="scale", degree=3,
-                 coef0=0.0, method=None, tol=None, max_iter=None):
+    def __init__(self, alpha=1.0, beta=0.1, *, fit_intercept=True, intercept_scaling=1.0,
+                 kernel="rbf", gamma="scale", degree=3, coef0=0.0, method=None, tol=None,
+                 max_iter=None):
         self._store_params(locals())
 
     def _make_problem(self, X_new):
-        return DRM(self.X_fit_, self.y_fit_, X_new, alpha=self.alpha, beta=self.beta,
-                   kernel=self.kernel_)
+        X_fit, X_new, kernel = self._mapped(X_new)
+        return DRM(X_fit, self.y_fit_, X_new, alpha=self.alpha, beta=self.beta, kernel=kernel)

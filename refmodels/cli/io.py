@@ -436,18 +436,34 @@ def _foreign_setup(args, family, X, hyper):
     if fam and fam != family:
         raise CLIError(f"a {fmt} model of this kind is a {fam} solution; --family says {family}")
     bias = info.get("bias")
-    if bias is not None:
+    names = _param_names(getattr(rm, family))
+    # a bias feature that is the family's regularized intercept (LIBODM -b on the linear
+    # kernel): fit_intercept=True on X itself, not the augmented data
+    as_param = bool(info.get("fit_intercept")) and bias is not None \
+        and "intercept_scaling" in names and hyper.get("fit_intercept", True)
+    if as_param:
+        if "intercept_scaling" not in hyper:
+            hyper["intercept_scaling"] = float(info.get("intercept_scaling", bias))
+            notes.append(f"fit_intercept=True, intercept_scaling={bias:g} from the {fmt} "
+                         "model (its bias feature: a constant feature, regularized)")
+    elif bias is not None:
         X = formats.augment(X, bias)
         notes.append(f"X augmented with a constant last column {bias:g}, as {fmt} does with its "
                      "bias feature (regularized like the others; no separate intercept)")
     fi = info.get("fit_intercept")
-    if fi is not None and "fit_intercept" in _param_names(getattr(rm, family)):
+    if bias is not None and not as_param:
+        fi = False                    # the constant is a column of X: no intercept besides
+    if fi is not None and "fit_intercept" in names:
         if "fit_intercept" not in hyper:
             hyper["fit_intercept"] = bool(fi)
             notes.append(f"fit_intercept={bool(fi)} from the {fmt} model")
         elif hyper["fit_intercept"] != bool(fi):
             raise CLIError(f"a {fmt} model has fit_intercept={bool(fi)}; --param says "
                            f"{hyper['fit_intercept']}")
+    for key in ("mu", "theta"):          # LIBLINEAR -s 1 / -s 2: ODM at mu = theta = 0
+        if info.get(key) is not None and key in names and key not in hyper:
+            hyper[key] = float(info[key])
+            notes.append(f"{key}={hyper[key]:g} from the {fmt} model (the squared hinge)")
     if info.get("C") is not None and "C" in _param_names(getattr(rm, family)) \
             and "C" not in hyper:
         hyper["C"] = float(info["C"])
@@ -529,7 +545,7 @@ def _solution_kwargs(prob, family, data, hyper):
     if "intercept" in data:
         b = _numeric(data["intercept"], "intercept", scalar=True)
         data["intercept"] = b
-        if not getattr(prob, "has_intercept", False):
+        if not (getattr(prob, "has_intercept", False) or getattr(prob, "fit_intercept", False)):
             if b != 0.0:
                 if "fit_intercept" in _param_names(type(prob)):
                     raise CLIError(f"the solution has an intercept ({b:g}) but {family} is set up "

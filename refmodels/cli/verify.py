@@ -612,10 +612,17 @@ def cmd_verify(args):
               + ("; two processes, rows printed as they finish" if parallel else ""),
               file=out, flush=True)
         print(_row_head(fast_cols), file=out, flush=True)
+    # --json prints nothing until the end: a bar of the rows on a terminal's stderr (tqdm)
+    from .. import _progress
+
+    bar = _progress.bar(total=len(cases), desc="refmodels verify", unit="row",
+                        enabled=bool(args.json) and _is_terminal(sys.stderr))
     for i, row in _run_rows(cases, use_fast, jobs, cold, sys.stderr):
         rows[i] = row
+        bar.update(1)
         if not args.json:
             print(_row_line(row, fast_cols), file=out, flush=True)
+    bar.close()
     elapsed = time.perf_counter() - t0
     if args.json:
         print(json.dumps(_json_safe(rows), indent=1), file=out)
@@ -631,9 +638,14 @@ def cmd_verify(args):
     return 0 if all(r["verdict"] in ("OK", "N/A") for r in rows) else 1
 
 
+def _is_terminal(stream):
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
 def _fast_available():
     try:
-        import fast  # noqa: F401
+        import fast
     except ImportError:
         return False
-    return True
+    return fast is not None
