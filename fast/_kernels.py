@@ -551,18 +551,17 @@ def source_row_inline(k, src, stats):
 
 
 def row_source(prob, cache_size):
-    """Kernel rows for the SMO on ``prob``.
+    """Kernel rows for the SMO on ``prob``: the Gram of a precomputed kernel (the data
+    itself), else rows computed on demand into the LRU cache of ``cache_size`` MB (when the
+    whole Gram fits, this is the Gram filled lazily: an SMO at a loose tolerance touches
+    only a fraction of its rows; otherwise rows are evicted as in LIBSVM).
 
-    The full Gram is used when it is already at hand (a precomputed kernel, or
-    ``prob.gram`` built earlier, e.g. by a reference solve) and fits in ``cache_size`` MB.
-    Otherwise rows are computed on demand into the LRU cache of ``cache_size`` MB: when
-    the whole Gram fits, this is the Gram filled lazily (an SMO at a loose tolerance
-    touches only a fraction of its rows), otherwise rows are evicted as in LIBSVM.
-    """
-    kind = kernel_params(prob.kernel)[0]
-    built = gram_if_built(prob)
-    if kind == PRECOMPUTED or (built is not None and fits_in_memory(prob.m, cache_size)):
-        return RowSource(gram=built if built is not None else prob.gram)
+    The source is chosen by the problem alone, never by what a workspace holds: a Gram that
+    an earlier call built (the reference's, the certificate's) rounds differently from the
+    rows computed here, and taking it would make a second ``fast.solve`` of the same problem
+    return another point than the first."""
+    if kernel_params(prob.kernel)[0] == PRECOMPUTED:
+        return RowSource(gram=prob.gram)
     return RowSource(prob.kernel, prob.X, cache_size)
 
 

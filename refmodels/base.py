@@ -107,7 +107,7 @@ class Problem(ReferenceLadder, abc.ABC, metaclass=_Immutable):
     def replace(self, **changes):
         """A new problem of this class on the same data with some hyperparameters changed
         (problems are immutable; ``prob.replace(C=4.0)``). The constructor's arguments are
-        read back from the attributes of the same names (``X``, ``y`` as the +-1 labels,
+        read back from the attributes of the same names (``X``, ``y`` as the user's labels,
         ``kernel``, ``lam``, ...): the same data objects, so the new problem shares this
         one's data entries of a workspace (Gram, feature map)."""
         cls = type(self)
@@ -115,11 +115,21 @@ class Problem(ReferenceLadder, abc.ABC, metaclass=_Immutable):
         for name in list(inspect.signature(cls.__init__).parameters)[1:]:
             if name in changes:
                 kwargs[name] = changes.pop(name)
+            elif name == "y" and "classes_" in vars(self):
+                kwargs[name] = self._labels_as_given()
             elif name in vars(self) or name in dir(cls):
                 kwargs[name] = getattr(self, name)
         if changes:
             raise ValueError(f"{cls.__name__} has no hyperparameter(s) {sorted(changes)}")
         return cls(**kwargs)
+
+    def _labels_as_given(self):
+        """The labels in the user's terms: ``classes_`` indexed by the class indices (a
+        multi-class problem) or by the +-1 labels (a binary one)."""
+        y = np.asarray(self.y)
+        if np.issubdtype(y.dtype, np.integer) and y.size and y.min() >= 0:
+            return self.classes_[y]
+        return self.classes_[(y > 0).astype(int)]
 
     @property
     def objective_unit(self):

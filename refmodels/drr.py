@@ -135,6 +135,27 @@ class DRR(Problem):
         self.X_test = self._check_X_test(X_test)
         self.n_test = self.X_test.shape[0]
 
+
+    def replace(self, **changes):
+        """A new problem on the same data with some hyperparameters changed (see
+        :meth:`refmodels.base.Problem.replace`): the labels as given (``classes_[y]``); the
+        regularizer object itself unless ``q``, ``r``, ``rho`` or ``regularizer`` change
+        (then the others of ``q``, ``r``, ``rho`` are kept)."""
+        import inspect
+
+        params = list(inspect.signature(type(self).__init__).parameters)[1:]
+        kwargs = {"X": self.X, "y": self._labels_as_given(), "X_test": self.X_test,
+                  "alpha": self.alpha, "beta": self.beta, "kernel": self.kernel}
+        shape = {"q", "r", "rho"} & set(changes)
+        if "regularizer" in params and not shape and "regularizer" not in changes:
+            kwargs["regularizer"] = self.regularizer
+        elif shape and self.q is not None:
+            kwargs.update(q=self.q, r=self.r, rho=self.rho)
+        kwargs.update(changes)
+        unknown = sorted(set(kwargs) - set(params))
+        if unknown:
+            raise ValueError(f"{type(self).__name__} has no hyperparameter(s) {unknown}")
+        return type(self)(**kwargs)
     def _check_X_test(self, X_test):
         return self._check_points(X_test, "X_test")
 
