@@ -72,22 +72,32 @@ class DRR(Problem):
 
     Parameters
     ----------
-    X : array (m, d), or the m x m training Gram with ``kernel=Precomputed()``
-    y : labels, any ``g >= 2`` classes; the groups ``C`` of the regularizer are the classes.
+    X : array (m, d)
+        The training points, or the m x m training Gram with ``kernel=Precomputed()``.
+    y : array (m,)
+        Labels, any ``g >= 2`` classes; the groups ``C`` of the regularizer are the classes.
         A class may have a single member (its block of ``H - B`` is then 0; nothing breaks).
-    X_test : array (n_test, d) of test points, or ``K(X_test, X_train)`` of shape
-        (n_test, m) with ``kernel=Precomputed()``. The test points are fixed in the problem:
-        one ``w`` per test point (``Solution.coef`` has shape (m, n_test)).
-    alpha : float >= 0, weight of the within-class scatter ``S_w(w) = 1/2 w^T (H - B) w``.
-    beta : float > 0, weight of the regularizer. Seed 004 Alg. 1 takes ``beta > 0``; at
-        ``beta = 0`` the problem has no regularizer, its minimiser is not unique when
-        ``Q_D`` is singular and the dual of SPEC §8 divides by ``beta``, so 0 is refused.
-    q, r : exponents in [1, inf] of the group norm (``q < 1`` / ``r < 1`` refused: non-convex).
-    rho : ``"identity"``, ``"half_square"`` or a number ``p >= 1`` (``t^p/p``).
-    kernel : Kernel or name, default linear.
-    regularizer : a :class:`refmodels.regularizers.Regularizer` used instead of
+    X_test : array (n_test, d)
+        The test points, or ``K(X_test, X_train)`` of shape (n_test, m) with
+        ``kernel=Precomputed()``. The test points are fixed in the problem: one ``w`` per
+        test point (``Solution.coef`` has shape (m, n_test)).
+    alpha : float >= 0
+        Weight of the within-class scatter ``S_w(w) = 1/2 w^T (H - B) w``.
+    beta : float > 0
+        Weight of the regularizer. Seed 004 Alg. 1 takes ``beta > 0``; at ``beta = 0`` the
+        problem has no regularizer, its minimiser is not unique when ``Q_D`` is singular
+        and the dual of SPEC §8 divides by ``beta``, so 0 is refused.
+    q, r : float in [1, inf]
+        Exponents of the group norm (``q < 1`` / ``r < 1`` refused: non-convex).
+    rho : ``"identity"``, ``"half_square"`` or a number ``p >= 1``
+        The function ρ of the regularizer (``p``: ``t^p/p``).
+    kernel : Kernel or name, default linear
+    regularizer : Regularizer, optional
+        A :class:`refmodels.regularizers.Regularizer` used instead of
         ``GroupNorm(q, r, rho)`` (then leave ``q, r, rho`` at their defaults).
 
+    Notes
+    -----
     Solving. ``solve(form="primal")`` (default) states eq. 8 in CVXPY through
     ``regularizer.expr`` with ``1/2 w^T Q_D w = 1/2 ||L^T w||^2``; ``form="dual"`` the Fenchel
     dual (needs ``regularizer.conjugate_expr``), with ``w`` recovered as the multiplier of

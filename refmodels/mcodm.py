@@ -226,13 +226,18 @@ class RelaxedMcODM(_MultiClassData):
 
     Parameters
     ----------
-    X : array (m, d) (or the m x m Gram with ``kernel=Precomputed()``)
-    y : labels, k >= 2 classes (mapped to ``0..k-1`` in sorted order)
-    M : array (m,), finite: the constants ``M_i`` of the upper-margin constraint
+    X : array (m, d)
+        The training points (or the m x m Gram with ``kernel=Precomputed()``).
+    y : array (m,)
+        Labels, k >= 2 classes (mapped to ``0..k-1`` in sorted order).
+    M : array (m,), finite
+        The constants ``M_i`` of the upper-margin constraint.
     lam, mu : float > 0
     theta : float in [0, 1)
     kernel : Kernel or name, default linear
 
+    Notes
+    -----
     ``solve(form="primal")`` solves eq. 20 over ``W`` in feature space (``F``) and reads
     the multipliers from the constraints; ``solve(form="dual")`` solves eq. 23 (``M_i``
     inside the sum) and maps it by eqs. 21–22. Either way ``Solution.variables`` holds
@@ -639,13 +644,17 @@ class McODM(_MultiClassData):
 
     Parameters
     ----------
-    X : array (m, d) (or the m x m Gram with ``kernel=Precomputed()``)
-    y : labels, k >= 2 classes, mapped to ``0..k-1`` in sorted order (``classes_``); a
+    X : array (m, d)
+        The training points (or the m x m Gram with ``kernel=Precomputed()``).
+    y : array (m,)
+        Labels, k >= 2 classes, mapped to ``0..k-1`` in sorted order (``classes_``); a
         class may have a single sample.
     lam, mu : float > 0
     theta : float in [0, 1)
     kernel : Kernel or name, default linear
 
+    Notes
+    -----
     The original problem is non-convex; :meth:`solve` runs Alg. 3's outer loop with
     reference (CVXPY) solves of the relaxed QP :class:`RelaxedMcODM` (eq. 20 / 23), and
     :meth:`relaxed` gives that QP for any ``M``.

@@ -365,13 +365,20 @@ class ODML(_MarginDistributionProblem):
 
     Parameters
     ----------
-    X : array (m, d) (or the m x m Gram with ``kernel=Precomputed()``)
-    y : labels, two classes (the larger sorted label is +1)
-    lam : float > 0, weight :math:`\\lambda` of the mean hinge loss
-    mu1 : float >= 0, weight of the margin variance
-    mu2 : float >= 0, weight of the margin mean
+    X : array (m, d)
+        The training points (or the m x m Gram with ``kernel=Precomputed()``).
+    y : array (m,)
+        Labels, two classes (the larger sorted label is +1).
+    lam : float > 0
+        Weight :math:`\\lambda` of the mean hinge loss.
+    mu1 : float >= 0
+        Weight of the margin variance.
+    mu2 : float >= 0
+        Weight of the margin mean.
     kernel : Kernel or name, default linear
 
+    Notes
+    -----
     ``mu1 = mu2 = 0`` is allowed on purpose: it is the SVM limit (ODML(λ, 0, 0) = SVM with
     ``C = λ/m``), a useful check, and the dual stays well defined (``H = YGY``).
     There is no intercept.
@@ -472,11 +479,17 @@ class LDM(_MarginDistributionProblem):
 
     Parameters
     ----------
-    X, y, kernel : as :class:`ODML`
+    X, y, kernel
+        As for :class:`ODML`.
     C : float > 0
-    lam1 : float >= 0, weight of the (pairwise) margin variance
-    lam2 : float >= 0, weight of the margin mean (``lam1 = lam2 = 0`` is the SVM with ``C``)
+        Weight of the sum of slacks.
+    lam1 : float >= 0
+        Weight of the (pairwise) margin variance.
+    lam2 : float >= 0
+        Weight of the margin mean (``lam1 = lam2 = 0`` is the SVM with ``C``).
 
+    Notes
+    -----
     Variables (SPEC names): ``w``, ``xi``, ``beta``.
     """
 
