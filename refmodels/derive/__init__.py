@@ -56,7 +56,7 @@ from .mcodm import _block_cvxpy, _mcodm, mcodm_block_alg4_printed, mcodm_block_s
 from .mklm import _mklm, reduced_gradient_direction  # noqa: F401
 from .odm import _odm
 from .odml import _margin_distribution
-from .svm import _svm, _svmb, smo_svm  # noqa: F401
+from .svm import _svm, _svmb, smo_svm  # noqa: F401 - smo_svm is public
 from .svmm import _svmm, _svmm_primal_cvxpy, smo_pair_step  # noqa: F401
 
 __all__ = ["derive", "FAMILIES", "REFERENCES", "ERRATA", "NOTES", "Walkthrough", "Step",

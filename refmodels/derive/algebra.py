@@ -311,8 +311,9 @@ def algebra_checks(family, which, rng=None, **data):
         vals = dict(F=F, X=F, Y=np.diag(y), e=np.ones(m), y=y, C=C, b=b,
                     G=F @ F.T, Q=(y[:, None] * (F @ F.T) * y[None, :]), m_value=m, r_value=r,
                     **pt)
+        Fn = "X" if family == "SVMb" else "F"
         if which == "gradients":
-            checks = [Check("SymPy's ∇_w L = w − FᵀYα (matrix calculus, on the instance, "
+            checks = [Check(f"SymPy's ∇_w L = w − {Fn}ᵀYα (matrix calculus, on the instance, "
                             "random point)", evaluate(family, "gradients", 0, vals).ravel(),
                             pt["w"] - F.T @ (y * pt["alpha"]), 1e-12),
                       Check("SymPy's ∇_ξ L = Ce − α − r", evaluate(family, "gradients", 1,
@@ -336,6 +337,6 @@ def algebra_checks(family, which, rng=None, **data):
                   - a @ (y * (F @ w_of + (b if family == "SVMb" else 0.0)) - 1 + pt["xi"])
                   - (C - a) @ pt["xi"])
         return [Check(what, got, typed, 1e-10),
-                Check("… = L evaluated numerically at w = FᵀYα, r = C − α, any ξ", got,
+                Check(f"… = L evaluated numerically at w = {Fn}ᵀYα, r = C − α, any ξ", got,
                       direct, 1e-10)]
     raise KeyError(family)

@@ -445,7 +445,8 @@ class Walkthrough:
                f"Instance: {self.instance} (`refmodels derive {self.family} --seed "
                f"{self.seed}`).", ""]
         for i, s in enumerate(self.steps, 1):
-            out += [f"{h2} {i}. {s.title}", "", f"*{s.source}.* {s.text}", ""]
+            out += [f"{h2} {i}. {s.title}", "", f"*{_md_prose(s.source)}.* {_md_prose(s.text)}",
+                    ""]
             for ln in s.latex_lines:
                 out += ["$$", ln, "$$", ""]
             if s.error is not None:
@@ -457,11 +458,12 @@ class Walkthrough:
             if s.table is not None:
                 out += _md_table(*s.table) + [""]
             for e in s.errata:
-                out += [f"> **Erratum ({e.source}).** {e.text}", ">",
+                out += [f"> **Erratum ({_md_prose(e.source)}).** {_md_prose(e.text)}", ">",
                         "> Printed:", ">", "> $$", "> " + e.printed_latex, "> $$", ">",
                         "> Corrected:", ">", "> $$", "> " + e.corrected_latex, "> $$", ""]
             for n in s.notes:
-                out += [f"> **Note: {_NOTE_KIND[n.kind]} ({n.source}).** {n.text}", ""]
+                out += [f"> **Note: {_NOTE_KIND[n.kind]} ({_md_prose(n.source)}).** "
+                        f"{_md_prose(n.text)}", ""]
                 if n.latex:
                     out += ["$$", n.latex, "$$", ""]
             if s.figure is not None and figures and s.figure.name in figures:
@@ -561,8 +563,15 @@ def _text_table(header, rows):
     return [lines[0], "  ".join("-" * w for w in wid)] + lines[1:]
 
 
+def _md_prose(t):
+    """Prose for Markdown: ``^{…}`` and ``_{…}`` groups as <sup>/<sub> (GitHub renders
+    them); everything else as typed."""
+    t = re.sub(r"\^\{([^{}]+)\}", r"<sup>\1</sup>", str(t))
+    return re.sub(r"_\{([^{}]+)\}", r"<sub>\1</sub>", t)
+
+
 def _md_cell(t):
-    return str(t).replace("|", "\\|")
+    return _md_prose(t).replace("|", "\\|")
 
 
 def _md_table(header, rows):
@@ -647,7 +656,8 @@ _SUBS = {"₀": "0", "₁": "1", "₂": "2", "₃": "3", "₄": "4", "₅": "5",
          "₈": "8", "₉": "9", "ₖ": "k", "ᵢ": "i", "ⱼ": "j"}
 #: Unicode of the prose set in text mode.
 _TEXT = {"–": "--", "—": "---", "‘": "`", "’": "'", "“": "``", "”": "''", "\u00a0": "~",
-         "§": r"\S{}", "é": r"\'e", "è": r"\`e", "ö": r'\"o', "ü": r'\"u', "ä": r'\"a', "…": r"\dots{}"}
+         "§": r"\S{}", "é": r"\'e", "è": r"\`e", "ö": r'\"o', "ü": r'\"u', "ä": r'\"a',
+         "…": r"\dots{}"}
 _ACCENTS = {"\u0302": r"\hat", "\u0303": r"\tilde", "\u0304": r"\bar", "\u0307": r"\dot"}
 _TEXT_SPECIAL = {"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "$": r"\$", "&": r"\&",
                  "%": r"\%", "#": r"\#", "~": r"\textasciitilde{}", "<": r"\textless{}",
@@ -764,7 +774,11 @@ def tex_text(s):
 
 
 def _rst_escape(t):
-    return t.replace("\\", "\\\\").replace("*", "\\*").replace("`", "\\`").replace("|", "\\|")
+    """Prose for reST: the markup characters escaped, ``^{…}`` and ``_{…}`` groups as
+    superscripts and subscripts (``:sup:``, ``:sub:``)."""
+    t = t.replace("\\", "\\\\").replace("*", "\\*").replace("`", "\\`").replace("|", "\\|")
+    t = re.sub(r"\^\{([^{}]+)\}", r"\\ :sup:`\1`\\ ", t)
+    return re.sub(r"_\{([^{}]+)\}", r"\\ :sub:`\1`\\ ", t)
 
 
 # ----------------------------------------------------------------------------- solves

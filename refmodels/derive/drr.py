@@ -6,8 +6,6 @@ form, and the proximal gradient step with APG and its rates.
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from . import figures as fg
@@ -179,7 +177,8 @@ def _drr(seed):
         steps.append(Step(
             "Complementary slackness: the support classes", "the KKT conditions of eq. 8 "
             "with (q, r) = (2, 1), ρ(t) = t",
-            "With u = K_x − Lz* = K_x − Q_Dw* (the dual's residual), stationarity says u ∈ β∂‖w|C‖_{2,1}: "
+            "With u = K_x − Lz* = K_x − Q_Dw* (the dual's residual), stationarity says "
+            "u ∈ β∂‖w|C‖_{2,1}: "
             "on a class with w_c ≠ 0, u_c = βw_c/‖w_c‖ (so ‖u_c‖ = β); a class with "
             "‖u_c‖ < β has w_c = 0. The classes that represent x are the 'support classes', "
             f"as support vectors are for the SVM. Here {int(act.sum())} of {g} classes are "

@@ -41,7 +41,7 @@ class Exercise:
     def template(self):
         return (f"# {self.family}, exercise {self.number}: {self.title}\n"
                 f"import numpy as np\n\n\ndef {self.signature}:\n"
-                + textwrap.indent(f'"""{textwrap.fill(self.statement, 84)}"""', "    ")
+                + textwrap.indent(f'"""{textwrap.fill(self.statement, 72)}"""', "    ")
                 + "\n    raise NotImplementedError\n")
 
     def run(self, fn, seed=0):
@@ -189,8 +189,6 @@ def _svmb_pair_check(fn, rng):
 
 
 def _svmb_wss_check(fn, rng):
-    from .svm import smo_svm  # noqa: F401 - documents where the rule is used
-
     checks = []
     for _ in range(20):
         m = 10
@@ -710,7 +708,7 @@ EXERCISES = [
              "def odml_params(C, lam1, lam2, m):\n"
              "    return m * C, 2 * lam1, lam2\n",
              "def odml_params(C, lam1, lam2, m):\n"
-             "    return m * C, lam1, lam2                # the factor 2 of the pairwise variance\n"),
+             "    return m * C, lam1, lam2             # the 2 of the pairwise variance\n"),
     Exercise("LDM", 2, "ASGD's unbiased two-sample gradient",
              "Write two_sample_grad(w, X, y, i, j, C, lam1, lam2), the stochastic gradient "
              "of LDM's linear primal from two samples i, j, such that its average over all "

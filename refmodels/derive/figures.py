@@ -57,7 +57,7 @@ def decision_2d(X, y, f, levels=(-1, 0, 1), sv=None, bound=None, title=None,
         ax.set_xlabel("x₁")
         ax.set_ylabel("x₂")
         ax.set_aspect("equal", adjustable="box")
-        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), framealpha=0.9)
+        ax.legend(fontsize=7, loc="best", framealpha=0.85)
         if title:
             ax.set_title(title, fontsize=9)
     return draw

@@ -11,7 +11,7 @@ import numpy as np
 from . import figures as fg
 from .algebra import algebra_lines, evaluate
 from .core import (Check, Erratum, Figure, Step, Steps, Walkthrough, _binary_instance,
-                   _certificate_check, _line_min, cvx_solve, solve)
+                   _certificate_check, _line_min, cvx_solve)
 
 
 def reduced_gradient_direction(mu, grad):

@@ -59,7 +59,8 @@ def _margin_distribution(family, seed):
             lat = (r"\min_{w,\xi}\ \tfrac12\|w\|^2+\mu_1\gamma_v-\mu_2\gamma_m+\frac{\lambda}{m}"
                    r"\sum_i\xi_i\quad\text{s.t.}\quad y_iw^\top\phi(x_i)\ge1-\xi_i,\ \xi\ge0"
                    "\n"
-                   r"\gamma_v=\tfrac1m\sum_i(\gamma_i-\gamma_m)^2=\tfrac1m w^\top F^\top PFw,\qquad "
+                   r"\gamma_v=\tfrac1m\sum_i(\gamma_i-\gamma_m)^2=\tfrac1m w^\top F^\top PFw,"
+                   r"\qquad "
                    r"P=I-\tfrac1m yy^\top")
             text = ("Hinge loss plus the margin variance (penalised) and the margin mean "
                     "(rewarded): the SVM looks at the smallest margins only, ODML at their "
@@ -186,7 +187,6 @@ def _margin_distribution(family, seed):
             algebra=alg["dual"]))
 
     # 5. Woodbury ---------------------------------------------------------------------------
-    from scipy.linalg import cho_factor, cho_solve
     with steps.attempt("Woodbury identity", "seed 000 Lemma 1; seed 001 eqs. 8–12"):
         _woodbury_step(steps, family, seed, m, y, G, A, Acoef, F, H, rm,
                        locals().get("lam1"), locals().get("lam2"), locals().get("C"))

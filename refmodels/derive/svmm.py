@@ -73,8 +73,6 @@ def svmm_instance(seed):
 
 
 def _svmm(seed):
-    import cvxpy as cp
-
     import refmodels as rm
 
     X, y, rng = svmm_instance(seed)
