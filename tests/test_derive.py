@@ -151,8 +151,9 @@ def test_symbols_are_defined_where_used(walkthroughs):
     for f, wt in walkthroughs.items():
         for r in (wt.to_markdown(), wt.to_rst(), wt.to_latex(), str(wt)):
             assert "SPEC" not in r, f
-    drr = str(walkthroughs["DRR"])
-    assert "zz" not in drr
+    drr = walkthroughs["DRR"]
+    apg = drr.steps[-1]
+    assert "Q_Dz" not in apg.unicode and "Q_Dz" not in apg.latex   # z is the dual variable
 
 
 def test_renderings(walkthroughs):

@@ -288,14 +288,16 @@ def _apg_step(steps, prob, Kx, groups, reg, be, m, rng, p, w_star):
         "Thm. VI.4",
         "The smooth part ½wᵀQ_Dw − K_xᵀw has gradient Q_Dw − K_x with Lipschitz constant "
         "L = σ_max(Q_D); the non-smooth part enters through its prox, here a group "
-        "soft-threshold. APG (FISTA) adds momentum. Run here: 200 iterations from w = 0 "
+        "soft-threshold. APG (FISTA) takes the step from an extrapolated point w̄ (momentum; "
+        "not the dual variable z of the steps above). Run here: 200 iterations from w = 0 "
         "with step 1/L.",
         "prox_{τβ‖·|C‖_{2,1}}(v)_c = max(0, 1 − τβ/‖v_c‖)·v_c\n"
-        "w⁺ = prox_{β/L}(z − (Q_Dz − K_x)/L),   z = w⁺ + ((t_k − 1)/t_{k+1})(w⁺ − w)",
+        "w⁺ = prox_{β/L}(w̄ − (Q_Dw̄ − K_x)/L),   then w̄ ← w⁺ + ((t_k − 1)/t_{k+1})(w⁺ − w), "
+        "w ← w⁺",
         r"\mathrm{prox}_{\tau\beta\|\cdot|C\|_{2,1}}(v)_c=\max\Big(0,1-\frac{\tau\beta}{\|v_c"
         r"\|}\Big)v_c" "\n"
-        r"w^+=\mathrm{prox}_{\beta/L}\big(z-(Q_Dz-K_x)/L\big),\qquad z=w^++\frac{t_k-1}"
-        r"{t_{k+1}}(w^+-w)",
+        r"w^+=\mathrm{prox}_{\beta/L}\big(\bar w-(Q_D\bar w-K_x)/L\big),\qquad\bar w\leftarrow "
+        r"w^++\frac{t_k-1}{t_{k+1}}(w^+-w),\quad w\leftarrow w^+",
         [Check("group soft-threshold = CVXPY's prox", soft, pv.value, 1e-6),
          Check("group soft-threshold = regularizer.prox", soft, reg.prox(vv, tau * be, groups),
                1e-12),
