@@ -40,7 +40,7 @@ import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 
 from . import kernels as _k
-from ._validation import check_prox, check_X, multiclass_labels, nonnegative, positive
+from ._validation import check_prox, multiclass_labels, nonnegative, positive
 from .base import CLARABEL_LADDER, AUTO_REFERENCE_MAX_M, Problem, run_cvxpy
 from .certify import DEFAULT_TOL, Certificate
 from .regularizers import GroupNorm, Regularizer

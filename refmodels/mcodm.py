@@ -52,7 +52,7 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
-from ._validation import (check_vector, check_X, in_interval, multiclass_labels, positive,
+from ._validation import (check_vector, in_interval, multiclass_labels, positive,
                           positive_int)
 from .base import (add_coef_consistency, given_slacks, objective_scale, quad, TIE_THRESHOLDS,
                    Problem, run_cvxpy, warn_convergence)

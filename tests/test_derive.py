@@ -17,6 +17,7 @@ import pytest
 # the module (``refmodels.derive`` as a package attribute may be the function derive)
 D = importlib.import_module("refmodels.derive")
 core = importlib.import_module("refmodels.derive.core")
+render = importlib.import_module("refmodels.derive.render")
 EX = importlib.import_module("refmodels.derive.exercises")
 
 FAMILIES = list(D.FAMILIES)
@@ -214,7 +215,7 @@ def _escaping_problems(tex):
 
 
 def test_tex_text_escapes_prose():
-    t = core.tex_text("ODM^L, (I + λS_W)^{−1/2}x, blockdiag(K^c/n_c), 50% & #1 ~ x_i ≤ ½ "
+    t = render.tex_text("ODM^L, (I + λS_W)^{−1/2}x, blockdiag(K^c/n_c), 50% & #1 ~ x_i ≤ ½ "
                       "fit_intercept solution_from")
     assert t.isascii()
     assert r"\%" in t and r"\&" in t and r"\#" in t and r"\textasciitilde{}" in t
@@ -225,9 +226,9 @@ def test_tex_text_escapes_prose():
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_latex_is_escaped_everywhere(walkthroughs, family):
-    core.UNMAPPED.clear()
+    render.UNMAPPED.clear()
     tex = walkthroughs[family].to_latex(standalone=True)
-    assert not core.UNMAPPED, f"unmapped characters {core.UNMAPPED}"
+    assert not render.UNMAPPED, f"unmapped characters {render.UNMAPPED}"
     assert tex.startswith(r"\documentclass") and r"\usepackage{amsmath" in tex
     assert tex.rstrip().endswith(r"\end{document}")
     assert not _escaping_problems(tex), _escaping_problems(tex)
@@ -307,6 +308,8 @@ def test_exercise_command_line(tmp_path, capsys):
 def test_block_solver_by_sorting_against_cvxpy():
     """mcODM's block QP (seed 002 eq. 24): sorting = CVXPY in both cases (beta = 0, > 0);
     Alg. 4 as printed is wrong on most random blocks."""
+    from refmodels.derive.mcodm import _block_cvxpy
+
     rng = np.random.default_rng(5)
     n_case, wrong = {True: 0, False: 0}, 0
     for t in range(12):
@@ -316,7 +319,7 @@ def test_block_solver_by_sorting_against_cvxpy():
         F = rng.normal() + (2.0 if t % 2 else -2.0)
         y = int(rng.integers(5))
         a, b = D.mcodm_block_sort(A, B, Dd, E, F, y)
-        ca, cb = D._block_cvxpy(A, B, Dd, E, F, y)
+        ca, cb = _block_cvxpy(A, B, Dd, E, F, y)
         np.testing.assert_allclose(np.r_[a, b], np.r_[ca, cb], atol=1e-6)
         n_case[b > 0] += 1
         pa, pb = D.mcodm_block_alg4_printed(A, B, Dd, E, F, y)

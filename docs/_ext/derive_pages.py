@@ -61,7 +61,7 @@ def errata_tables(seed=0):
     """reST: the errata (wrong in the paper, each with its failing residual) and the notes
     (conventions the papers state, remarks), read off the walk-throughs."""
     from refmodels.derive import ERRATA, NOTES
-    from refmodels.derive.core import fmt_residual
+    from refmodels.derive.render import fmt_residual
 
     rows_e, rows_n = [], []
     for fam in PAGES:

@@ -36,12 +36,15 @@ Usage::
 
 and on the console ``refmodels derive ODM [--latex] [--seed N]``.
 
-Layout: :mod:`.core` holds the shared machinery (the papers, the families and their
-errata, :class:`Check`, :class:`Erratum`, :class:`Step`, :class:`Walkthrough` and its
-renderings, the helpers); one module per family mirrors the package (:mod:`.svm`,
-:mod:`.odml` for ODML and LDM, :mod:`.odm`, :mod:`.mcodm`, :mod:`.svmm`, :mod:`.mklm`,
-:mod:`.drr`); this module holds the entry points (:func:`derive`, and ``add_parser`` /
-``run`` for ``refmodels derive``).
+Layout: :mod:`.core` holds the shared registries and data types (the papers, the families
+and their errata, :class:`Check`, :class:`Erratum`, :class:`Step`, :class:`Walkthrough` and
+its renderings), :mod:`.render` the tables and the conversion of prose to LaTeX,
+:mod:`.numerics` the numerical helpers (reference solves, SymPy gradients, line search,
+coordinate descent), :mod:`.algebra` the symbolic steps, :mod:`.figures` the pictures and
+:mod:`.exercises` the exercises (their checks in :mod:`.exercise_checks`); one module per
+family mirrors the package (:mod:`.svm`, :mod:`.odml` for ODML and LDM, :mod:`.odm`,
+:mod:`.mcodm`, :mod:`.svmm`, :mod:`.mklm`, :mod:`.drr`); this module holds the entry points
+(:func:`derive`, and ``add_parser`` / ``run`` for ``refmodels derive``).
 """
 from __future__ import annotations
 
@@ -49,18 +52,21 @@ import math
 
 import numpy as np
 
-from .core import (ERRATA, FAMILIES, NOTES, REFERENCES, _ALIASES, Check, Erratum,  # noqa: F401
-                   Figure, Note, Step, Walkthrough)
+from .core import (ERRATA, FAMILIES, NOTES, REFERENCES, _ALIASES, Check, Erratum, Figure, Note,
+                   Step, Walkthrough)
 from .drr import _drr
-from .mcodm import _block_cvxpy, _mcodm, mcodm_block_alg4_printed, mcodm_block_sort  # noqa: F401
-from .mklm import _mklm, reduced_gradient_direction  # noqa: F401
+from .mcodm import _mcodm, mcodm_block_alg4_printed, mcodm_block_sort
+from .mklm import _mklm, reduced_gradient_direction
 from .odm import _odm
 from .odml import _margin_distribution
-from .svm import _svm, _svmb, smo_svm  # noqa: F401 - smo_svm is public
-from .svmm import _svmm, _svmm_primal_cvxpy, smo_pair_step  # noqa: F401
+from .svm import _svm, _svmb, smo_svm
+from .svmm import _svmm, smo_pair_step
 
 __all__ = ["derive", "FAMILIES", "REFERENCES", "ERRATA", "NOTES", "Walkthrough", "Step",
-           "Check", "Erratum", "Note", "Figure", "add_parser", "run"]
+           "Check", "Erratum", "Note", "Figure", "add_parser", "run",
+           # the solver steps re-derived in NumPy, for the exercises and the tests
+           "smo_svm", "smo_pair_step", "mcodm_block_sort", "mcodm_block_alg4_printed",
+           "reduced_gradient_direction"]
 
 
 _BUILDERS = {

@@ -10,8 +10,8 @@ import numpy as np
 
 from . import figures as fg
 from .algebra import algebra_lines, evaluate
-from .core import (DEFAULT, MEDIUM, Check, Figure, Note, Step, Steps, Walkthrough,
-                   _certificate_check, cvx_solve, solve)
+from .core import Check, Figure, Note, Step, Steps, Walkthrough
+from .numerics import DEFAULT, MEDIUM, _certificate_check, cvx_solve, solve
 
 
 def _drr(seed):

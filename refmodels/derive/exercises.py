@@ -10,9 +10,10 @@ console::
 
 The check runs the student's function on random instances (the seed is ``--seed``) against
 quantities computed independently (a bounded line search, CVXPY, the problem classes), and
-exits 0 only when every check passes. Solutions are kept apart (:func:`solutions`, the
-documentation's solutions page); every solution passes its check and a typical mistake
-(``wrong``) fails it, which the tests verify.
+exits 0 only when every check passes (the checks are in :mod:`.exercise_checks`). Solutions
+are kept apart (:func:`solution_function`, the documentation's solutions page); every
+solution passes its check and a typical mistake (``wrong``) fails it, which the tests
+verify.
 """
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .core import Check, _line_min
+from . import exercise_checks as ck
 
 
 @dataclass
@@ -61,493 +62,6 @@ def _load(code, name):
     return ns[name]
 
 
-def _close(what, got, want, tol=1e-8):
-    return Check(what, np.asarray(got, float), np.asarray(want, float), tol)
-
-
-def _box_step_check(fn, rng, lower=0.0, upper_inf=False, n=30):
-    """fn(x_i, g_i, q_ii, upper) against a bounded line search on random 1-D quadratics."""
-    got, want = [], []
-    for _ in range(n):
-        q = 0.1 + 3 * rng.random()
-        x = rng.uniform(0, 2)
-        g = rng.normal() * 2
-        up = np.inf if upper_inf else rng.uniform(0.1, 3)
-        x = min(x, up)
-        phi = (lambda t, x=x, g=g, q=q: g * (t - x) + 0.5 * q * (t - x) ** 2)
-        hi = up if np.isfinite(up) else x + abs(g) / q + 10
-        want.append(_line_min(phi, lower, hi))
-        got.append(float(fn(x, g, q, up)))
-    return [_close("your step = the minimiser of the 1-D quadratic on its box (bounded line "
-                   "search), 30 random cases", got, want, 1e-6)]
-
-
-def _wrong_map_check(fn, rng, make):
-    """A deliberately wrong stationarity map: the exercise passes when the map differs from
-    the right one and the walk-through's checks catch it (they fail)."""
-    prob, F, y, coef_of, right, cert_point = make(rng)
-    w_wrong = np.asarray(fn(*coef_of), float)
-    differs = np.max(np.abs(w_wrong - right)) / (1 + np.max(np.abs(right)))
-    stat = Check("stationarity check with your map: w (primal solve) = your w", right,
-                 w_wrong, 1e-6)
-    cert = prob.certify(prob.solution_from(**cert_point(w_wrong)))
-    worst = max(abs(s) for _, s in cert.residuals.values())
-    return [Check("your map differs from the right one (by more than 1e-3)", 1e-3, differs,
-                  0.0, kind="le"),
-            Check("… and the stationarity check fails with it (its residual is above its "
-                  f"tol: {stat.residual:.2e})", 1e-6, stat.residual, 0.0, kind="le"),
-            Check(f"… and the KKT certificate of the resulting point fails ({worst:.2e})",
-                  1e-6, worst, 0.0, kind="le")]
-
-
-# ----------------------------------------------------------------------------- instances
-
-def _svm_instance(rng, intercept=False):
-    import refmodels as rm
-    from .core import _binary_instance, solve
-
-    X, y = _binary_instance(rng, m=14, d=2)
-    prob = rm.SVM(X, y, C=1.0, kernel=rm.kernels.Linear(), fit_intercept=intercept)
-    return prob, X, y, solve(prob, "dual")
-
-
-def _odm_prob(rng):
-    import refmodels as rm
-    from .core import _binary_instance, solve
-
-    X, y = _binary_instance(rng, m=12, d=2)
-    X[:, 0] += y
-    prob = rm.ODM(X, y, lam=20.0, mu=0.5, theta=0.3, kernel=rm.kernels.Linear())
-    return prob, X, y, solve(prob, "dual")
-
-
-# ----------------------------------------------------------------------------- SVM
-
-def _svm_dual_value_check(fn, rng):
-    prob, X, y, d = _svm_instance(rng)
-    Q = y[:, None] * (X @ X.T) * y[None, :]
-    a = d.variables["alpha"]
-    checks = [_close("your D(α*) = P* (strong duality)", fn(a, Q), d.objective, 1e-7)]
-    for _ in range(5):
-        ar = rng.uniform(0, prob.C, len(y))
-        checks.append(Check("weak duality at a random feasible α: your D(α) ≤ P*",
-                            float(fn(ar, Q)), d.objective, 1e-9, kind="le"))
-    return checks
-
-
-def _svm_wrong_map(rng):
-    prob, X, y, d = _svm_instance(rng)
-    a = d.variables["alpha"]
-    return (prob, X, y, (X, y, a), X.T @ (y * a), lambda w: {"w": w})
-
-
-# ----------------------------------------------------------------------------- SVMb
-
-def _svmb_intercept_check(fn, rng):
-    out = []
-    for _ in range(4):
-        prob, X, y, d = _svm_instance(rng, intercept=True)
-        a = d.variables["alpha"]
-        free = (a > 1e-6) & (a < prob.C - 1e-6)
-        if not free.any():
-            continue
-        out.append(_close("your b = the intercept of the reference solve", fn(a, y, X @ X.T,
-                                                                              prob.C),
-                          d.intercept, 1e-6))
-    return out or [Check("an instance with a free SV", 0.0, 1.0, 0.0)]
-
-
-def _svmb_pair_check(fn, rng):
-    prob, X, y, d = _svm_instance(rng, intercept=True)
-    Q = y[:, None] * (X @ X.T) * y[None, :]
-    C = prob.C
-    a = np.zeros(len(y))
-    ip, ineg = int(np.flatnonzero(y > 0)[0]), int(np.flatnonzero(y < 0)[0])
-    a[ip] = a[ineg] = 0.3
-    g = Q @ a - 1
-    checks = []
-    for i, j in [(ip, ineg), (int(np.flatnonzero(y > 0)[1]), ineg)]:
-        new = np.asarray(fn(a.copy(), g.copy(), Q, y.astype(float), C, i, j), float)
-
-        def phi(t, i=i, j=j):
-            z = a.copy()
-            z[i] += y[i] * t
-            z[j] -= y[j] * t
-            return 0.5 * z @ Q @ z - z.sum()
-        lo = max(-a[i] if y[i] > 0 else a[i] - C, -(C - a[j]) if y[j] > 0 else -a[j])
-        hi = min(C - a[i] if y[i] > 0 else a[i], a[j] if y[j] > 0 else C - a[j])
-        t = _line_min(phi, lo, hi)
-        best = a.copy()
-        best[i] += y[i] * t
-        best[j] -= y[j] * t
-        checks += [_close(f"pair ({i}, {j}): your α = the line-search minimiser along "
-                          "y_iΔα_i = −y_jΔα_j", new, best, 1e-6),
-                   _close("… keeps yᵀα", y @ new, y @ a, 1e-12),
-                   Check("… stays in the box [0, C]", np.max(np.r_[-new, new - C]), 0.0, 1e-12,
-                         kind="le")]
-    return checks
-
-
-def _svmb_wss_check(fn, rng):
-    checks = []
-    for _ in range(20):
-        m = 10
-        y = np.where(rng.random(m) < 0.5, 1.0, -1.0)
-        C = 1.0
-        a = rng.choice([0.0, C, 0.5], size=m)
-        g = rng.normal(size=m)
-        up = ((a < C) & (y > 0)) | ((a > 0) & (y < 0))
-        low = ((a < C) & (y < 0)) | ((a > 0) & (y > 0))
-        if not up.any() or not low.any():
-            continue
-        v = -y * g
-        i = int(np.argmax(np.where(up, v, -np.inf)))
-        j = int(np.argmin(np.where(low, v, np.inf)))
-        gi, gj = fn(a, g, y, C)
-        checks.append(Check("your pair attains m(α) and M(α) (the maximal violating pair)",
-                            np.array([v[int(gi)], v[int(gj)]]), np.array([v[i], v[j]]), 0.0))
-    return checks
-
-
-# ----------------------------------------------------------------------------- ODML / LDM
-
-def _odml_instance(rng, family="ODML", kernel="rbf"):
-    import refmodels as rm
-    from .core import _binary_instance, solve
-
-    X, y = _binary_instance(rng, m=12, d=3)
-    kern = rm.kernels.RBF(gamma=0.5) if kernel == "rbf" else rm.kernels.Linear()
-    if family == "ODML":
-        prob = rm.ODML(X, y, lam=5.0, mu1=1.0, mu2=2.0, kernel=kern)
-    else:
-        prob = rm.LDM(X, y, C=0.5, lam1=0.7, lam2=2.0, kernel=kern)
-    return prob, X, y, solve(prob, "dual")
-
-
-def _odml_variance_check(fn, rng):
-    prob, X, y, d = _odml_instance(rng)
-    F = prob.F
-    M = np.asarray(fn(F, y.astype(float)), float)
-    out = []
-    for _ in range(5):
-        w = rng.normal(size=F.shape[1])
-        out.append(_close("wᵀ(your M)w = γ_v = (1/m)Σ(γ_i − γ_m)² at a random w", w @ M @ w,
-                          np.var(y * (F @ w)), 1e-10))
-    return out
-
-
-def _odml_constant_check(fn, rng):
-    from .core import _box_cd
-
-    prob, X, y, d = _odml_instance(rng)
-    H, m = prob.H, prob.m
-    mean = prob.mu2 / m
-    lin = mean * H.sum(axis=1) - 1.0
-    a = _box_cd(H, lin, prob.lam / m)
-    paper = 0.5 * a @ H @ a + lin @ a
-    return [_close("−(the paper's eq. 10 optimum + your constant) = P*",
-                   -(paper + float(fn(H, prob.mu2, m))), d.objective, 1e-7)]
-
-
-def _odml_H_check(fn, rng):
-    out = []
-    for kernel in ("rbf", "linear"):
-        prob, X, y, d = _odml_instance(rng, kernel=kernel)
-        H = np.asarray(fn(prob.gram, y.astype(float), prob.mu1), float)
-        out.append(_close(f"{kernel} kernel: your H = YG(I + AG)⁻¹Y", H, prob.H, 1e-8))
-    return out
-
-
-def _ldm_params_check(fn, rng):
-    import refmodels as rm
-
-    from .core import solve
-
-    prob, X, y, d = _odml_instance(rng, "LDM")
-    lam, mu1, mu2 = fn(prob.C, prob.lam1, prob.lam2, prob.m)
-    twin = solve(rm.ODML(X, y, lam=lam, mu1=mu1, mu2=mu2, kernel=prob.kernel), "dual")
-    return [_close("ODML(your parameters) optimum = LDM optimum", twin.objective, d.objective,
-                   1e-7),
-            _close("… with the same w", twin.w, d.w, 1e-5)]
-
-
-def _ldm_grad_check(fn, rng):
-    from .core import _binary_instance
-
-    X, y = _binary_instance(rng, m=8, d=3)
-    m = len(y)
-    C, lam1, lam2 = 0.5, 0.7, 2.0
-    w = rng.normal(size=3)
-    g = y * (X @ w)
-    Z = y[:, None] * X
-    full = (w + lam1 / m ** 2 * sum(2 * (g[i] - g[j]) * (Z[i] - Z[j])
-                                    for i in range(m) for j in range(m))
-            - lam2 * Z.mean(axis=0) - C * Z[g < 1].sum(axis=0))
-    e = sum(np.asarray(fn(w, X, y.astype(float), i, j, C, lam1, lam2), float)
-            for i in range(m) for j in range(m)) / m ** 2
-    return [_close("E over i, j drawn independently (all m² pairs) of your gradient = ∇f(w)",
-                   e, full, 1e-10)]
-
-
-def _ldm_wrong_map(rng):
-    prob, X, y, d = _odml_instance(rng, "LDM", "linear")
-    a = d.variables["beta"]
-    m = prob.m
-    A = 4 * prob.lam1 / m * (np.eye(m) - np.outer(y, y) / m)
-    v = a + prob.lam2 / m
-    right = X.T @ np.linalg.solve(np.eye(m) + A @ prob.gram, y * v)
-    return (prob, X, y, (X, y.astype(float), a, prob.lam1, prob.lam2), right,
-            lambda w: {"w": w})
-
-
-# ----------------------------------------------------------------------------- ODM
-
-def _odm_beta_check(fn, rng):
-    got, want = [], []
-    for _ in range(30):
-        q, a, mu = 0.1 + 3 * rng.random(), 0.05 + rng.random(), 0.2 + rng.random()
-        b = rng.uniform(0, 2)
-        g = 2 * rng.normal()
-        qq = q + a / mu
-        phi = (lambda t, b=b, g=g, qq=qq: g * (t - b) + 0.5 * qq * (t - b) ** 2)
-        want.append(_line_min(phi, 0.0, b + abs(g) / qq + 10))
-        got.append(float(fn(b, g, q, a, mu)))
-    return [_close("your β_i = the minimiser over β_i ≥ 0 of the dual restricted to β_i "
-                   "(bounded line search), 30 random cases", got, want, 1e-6)]
-
-
-def _odm_wrong_map(rng):
-    prob, X, y, d = _odm_prob(rng)
-    z, b = d.variables["zeta"], d.variables["beta"]
-    return (prob, X, y, (X, y.astype(float), z, b), X.T @ (y * (z - b)), lambda w: {"w": w})
-
-
-def _odm_dual_function_check(fn, rng):
-    prob, X, y, d = _odm_prob(rng)
-    Q = y[:, None] * (X @ X.T) * y[None, :]
-    a, mu, th = prob.a, prob.mu, prob.theta
-    z, b = d.variables["zeta"], d.variables["beta"]
-    out = [_close("your dual function at (ζ*, β*) = P*", fn(z, b, Q, a, mu, th), d.objective,
-                  1e-7)]
-    for _ in range(3):
-        zr, br = rng.uniform(0, 1, len(y)), rng.uniform(0, 1, len(y))
-        out.append(_close("your dual function at a random (ζ, β) = L at the stationary "
-                          "(w, ξ, ε)", fn(zr, br, Q, a, mu, th),
-                          prob.dual_value({"zeta": zr, "beta": br}), 1e-9))
-    return out
-
-
-# ----------------------------------------------------------------------------- McODM
-
-def _mcodm_B_check(fn, rng):
-    from .mcodm import mcodm_instance
-
-    X, y, _ = mcodm_instance(int(rng.integers(1000)))
-    m, k, th = len(y), 3, 0.1
-    G = X @ X.T
-    out = []
-    for _ in range(3):
-        coef = rng.normal(size=(m, k))
-        W = X.T @ coef
-        i = int(rng.integers(m))
-        gsum = G[i] @ coef - G[i, i] * coef[i]
-        B = gsum + (1 - th)
-        B[y[i]] = gsum[y[i]]
-        out.append(_close("your B (from W, O(dk)) = B from the kernel sums",
-                          fn(X[i], W, coef[i], G[i, i], int(y[i]), th), B, 1e-10))
-    return out
-
-
-def _mcodm_block_check(fn, rng):
-    from .mcodm import _blocks_cvxpy
-
-    blocks = []
-    for t in range(8):
-        A = 0.5 + rng.random()
-        B = rng.normal(size=4)
-        D, E = A + 0.5 + rng.random(), A + 0.5 + rng.random()
-        Fv = rng.normal() - (1.5 if t % 2 else -1.5)
-        blocks.append((A, B, D, E, Fv, int(rng.integers(4))))
-    ref = _blocks_cvxpy(blocks)
-    got = []
-    for bl in blocks:
-        a_, b_ = fn(*bl)
-        got.append(np.r_[np.asarray(a_, float), float(b_)])
-    return [_close("your (α, β) = CVXPY's block optimum on 8 random blocks (both cases)",
-                   np.array(got), np.array([np.r_[a, b] for a, b in ref]), 1e-6)]
-
-
-def _mcodm_M_check(fn, rng):
-    import refmodels as rm
-
-    from .mcodm import mcodm_instance
-
-    X, y, _ = mcodm_instance(int(rng.integers(1000)))
-    prob = rm.McODM(X, y, lam=1.0, mu=0.5, theta=0.1, kernel=rm.kernels.Linear())
-    W = rng.normal(size=(2, 3))
-    return [_close("your M(W) = max_{l≠y_i} s_l(x_i)", fn(X @ W, y), prob.M_from(W), 1e-12)]
-
-
-# ----------------------------------------------------------------------------- SVMm
-
-def _svmm_epssvm_check(fn, rng):
-    import cvxpy as cp
-
-    from .core import _binary_instance, cvx_solve, solve
-    import refmodels as rm
-
-    X, y = _binary_instance(rng, m=12, d=2)
-    Cs, lam = 2.0, 0.6
-    w, b = cp.Variable(2), cp.Variable()
-    g = cp.multiply(y, X @ w + b)
-    val = cvx_solve(cp.Problem(cp.Minimize(cp.sum_squares(w) + lam * cp.sum(cp.pos(g - 1))
-                                           + Cs * cp.sum(cp.pos(1 - g)))))
-    C1, C2 = fn(Cs, lam)
-    ours = solve(rm.SVMm(X, y, C1=C1, C2=C2, eps=0.0, kernel=rm.kernels.Linear()), "dual")
-    return [_close("seed 003 eq. 6 optimum (CVXPY) = 2 × SVMm(your C₁, C₂, ε = 0) optimum",
-                   val, 2 * ours.objective, 1e-6),
-            _close("… with the same w", np.asarray(w.value, float), ours.w, 1e-5)]
-
-
-def _svmm_intercept_check(fn, rng):
-    import refmodels as rm
-
-    from .core import solve
-    from .svmm import svmm_instance
-
-    out = []
-    for _ in range(3):
-        X, y, _r = svmm_instance(int(rng.integers(1000)))
-        prob = rm.SVMm(X, y, C1=1.0, C2=0.5, eps=0.3, kernel=rm.kernels.Linear())
-        d = solve(prob, "dual")
-        al, be = d.variables["alpha"], d.variables["beta"]
-        out.append(_close("your b = the reference intercept",
-                          fn(y * (al - be), prob.gram, y.astype(float), al, be, 1.0, 0.5, 0.3),
-                          d.intercept, 1e-6))
-    return out
-
-
-def _svmm_fda_check(fn, rng):
-    import cvxpy as cp
-
-    import refmodels as rm
-
-    from .core import _binary_instance, cvx_solve, solve
-
-    X, y = _binary_instance(rng, m=14, d=2)
-    Sw = sum(np.cov(X[y == c].T, bias=True) * np.sum(y == c) for c in (-1, 1))
-    lam = 0.8
-    w, b, xi = cp.Variable(2), cp.Variable(), cp.Variable(len(y))
-    val = cvx_solve(cp.Problem(cp.Minimize(0.5 * cp.quad_form(w, np.eye(2) + lam * Sw)
-                                           + cp.sum(xi)),
-                               [cp.multiply(y, X @ w + b) >= 1 - xi, xi >= 0]))
-    T = np.asarray(fn(Sw, lam), float)
-    ours = solve(rm.SVM(X @ T, y, C=1.0, fit_intercept=True), "dual").objective
-    return [_close("SVM on x̃ = Tx (your T) optimum = SVM-FDA optimum (CVXPY)", ours, val,
-                   1e-6)]
-
-
-# ----------------------------------------------------------------------------- MKLm
-
-def _mklm_grad_check(fn, rng):
-    import refmodels as rm
-
-    from .mklm import InnerJ, mklm_instance
-
-    X, y, ks, _ = mklm_instance(int(rng.integers(1000)))
-    prob = rm.MKLm(X, y, kernels=ks, C1=4.0, C2=0.2, eps=0.1)
-    J = InnerJ(prob.grams, y.astype(float), 4.0, 0.2, 0.1)
-    mu = np.array([0.4, 0.6])
-    _, v = J(mu)
-    h = 1e-4
-    fd = [(J(mu + h * e)[0] - J(mu - h * e)[0]) / (2 * h) for e in np.eye(2)]
-    return [_close("your ∇J(μ) = central finite differences of J", fn(v, prob.grams), fd, 1e-5)]
-
-
-def _mklm_direction_check(fn, rng):
-    from .mklm import reduced_gradient_direction
-
-    out = []
-    for _ in range(10):
-        k = 4
-        mu = rng.dirichlet(np.ones(k))
-        mu[rng.integers(k)] = 0.0
-        mu = mu / mu.sum()
-        g = rng.normal(size=k)
-        D = np.asarray(fn(mu, g), float)
-        out += [_close("your D = SimpleMKL's reduced gradient", D,
-                       reduced_gradient_direction(mu, g), 1e-12),
-                _close("Σ_k D_k = 0 (stays on the simplex)", D.sum(), 0.0, 1e-12)]
-    return out
-
-
-def _mklm_step_check(fn, rng):
-    out = []
-    for _ in range(10):
-        k = 4
-        mu = rng.dirichlet(np.ones(k))
-        D = rng.normal(size=k)
-        D -= D.mean()
-        s = float(fn(mu, D))
-        new = mu + s * D
-        out += [Check("μ + s_max D ≥ 0", -np.min(new), 0.0, 1e-12, kind="le"),
-                _close("… with one weight exactly at 0 (the largest step)", np.min(new), 0.0,
-                       1e-12)]
-    return out
-
-
-# ----------------------------------------------------------------------------- DRR
-
-def _drr_prox_check(fn, rng):
-    import cvxpy as cp
-
-    from .core import cvx_solve
-
-    groups = [np.arange(0, 3), np.arange(3, 7), np.arange(7, 9)]
-    out = []
-    for _ in range(4):
-        v = rng.normal(size=9)
-        t = 0.5 * rng.random() + 0.1
-        x = cp.Variable(9)
-        cvx_solve(cp.Problem(cp.Minimize(0.5 * cp.sum_squares(x - v)
-                                         + t * sum(cp.norm(x[g], 2) for g in groups))))
-        out.append(_close("your prox = CVXPY's minimiser of ½‖x − v‖² + tΣ_c‖x_c‖",
-                          fn(v, t, groups), x.value, 1e-6))
-    return out
-
-
-def _drr_dualnorm_check(fn, rng):
-    import cvxpy as cp
-
-    from .core import cvx_solve
-
-    groups = [np.arange(0, 3), np.arange(3, 7), np.arange(7, 9)]
-    out = []
-    for _ in range(4):
-        u = rng.normal(size=9)
-        w = cp.Variable(9)
-        val = cvx_solve(cp.Problem(cp.Maximize(u @ w),
-                                   [sum(cp.norm(w[g], 2) for g in groups) <= 1]))
-        out.append(_close("your dual norm = max uᵀw over ‖w|C‖_{2,1} ≤ 1 (CVXPY)",
-                          fn(u, groups), val, 1e-7))
-    return out
-
-
-def _drr_drm_check(fn, rng):
-    import refmodels as rm
-
-    from .core import solve
-
-    m = 12
-    y = np.repeat(np.arange(3), 4)
-    X = rng.normal(size=(m, 3)) + np.eye(3)[y] * 1.5
-    Xt = rng.normal(size=(1, 3))
-    drm = rm.DRM(X, y, Xt, alpha=1.0, beta=0.2, kernel=rm.kernels.RBF(gamma=0.3))
-    w = solve(drm, "primal").variables["W"][:, 0]
-    return [_close("your DRM coefficients = CVXPY's optimum",
-                   fn(drm.K, drm.H, drm.B, drm.K_x[:, 0], 1.0, 0.2), w, 1e-6)]
-
-
 # ----------------------------------------------------------------------------- the list
 
 _BOX = "x_i, g_i, q_ii, upper"
@@ -560,7 +74,7 @@ EXERCISES = [
              "curvature Q_ii at the current α_i. Return the new α_i that minimises it on "
              "[0, C] (x_i is the current α_i, upper is C).",
              "svm_cd_step", f"svm_cd_step({_BOX})",
-             lambda fn, rng: _box_step_check(fn, rng),
+             lambda fn, rng: ck.box_step_check(fn, rng),
              "The restriction is φ(t) = g_i(t − α_i) + ½Q_ii(t − α_i)², minimised at "
              "t = α_i − g_i/Q_ii; on the box, clip (a convex 1-D function's minimiser on an "
              "interval is the projection of the unconstrained one).",
@@ -574,7 +88,7 @@ EXERCISES = [
              "your map differs from the right one and the walk-through's stationarity check "
              "and the KKT certificate both catch it.",
              "w_from_alpha", "w_from_alpha(X, y, alpha)",
-             lambda fn, rng: _wrong_map_check(fn, rng, _svm_wrong_map),
+             lambda fn, rng: ck.wrong_map_check(fn, rng, ck.svm_wrong_map),
              "The right map is w = XᵀYα. Any other map (Xᵀα without Y, ½XᵀYα, …) gives "
              "a w whose margins violate complementary slackness: the certificate's "
              "stationarity residual ‖w − XᵀYα‖ is no longer zero.",
@@ -586,7 +100,7 @@ EXERCISES = [
              "Write the SVM's dual function D(α) = eᵀα − ½αᵀQα (the value L takes at the "
              "stationary w), dual_value(alpha, Q). Its maximum over the box is P*; at any "
              "feasible α it is at most P* (weak duality).",
-             "dual_value", "dual_value(alpha, Q)", _svm_dual_value_check,
+             "dual_value", "dual_value(alpha, Q)", ck.svm_dual_value_check,
              "Substitute w = FᵀYα and r = C − α into L: the ξ terms cancel and "
              "½‖w‖² − αᵀYFw + eᵀα = −½αᵀQα + eᵀα.",
              "def dual_value(alpha, Q):\n"
@@ -598,7 +112,7 @@ EXERCISES = [
              "With an intercept the dual gives α but not b. Write intercept(alpha, y, G, C) "
              "returning b from the free support vectors (0 < α_i < C), as LIBSVM does "
              "(average over them).",
-             "intercept", "intercept(alpha, y, G, C)", _svmb_intercept_check,
+             "intercept", "intercept(alpha, y, G, C)", ck.svmb_intercept_check,
              "A free SV has ξ_i = 0 and a tight constraint: y_i(Σ_jα_jy_jG_ij + b) = 1, so "
              "b = y_i − Σ_jα_jy_jG_ij; average over the free SVs against rounding.",
              "def intercept(alpha, y, G, C, tol=1e-6):\n"
@@ -613,7 +127,7 @@ EXERCISES = [
              "Write smo_step(alpha, g, Q, y, C, i, j): move α_i and α_j along "
              "y_iΔα_i = −y_jΔα_j (so yᵀα stays 0) to the minimiser of the dual on that line "
              "within the box, g = Qα − e being the current gradient; return the new α.",
-             "smo_step", "smo_step(alpha, g, Q, y, C, i, j)", _svmb_pair_check,
+             "smo_step", "smo_step(alpha, g, Q, y, C, i, j)", ck.svmb_pair_check,
              "With α_i += y_it, α_j −= y_jt the objective is φ(0) + t(y_ig_i − y_jg_j) + "
              "½t²(Q_ii + Q_jj − 2y_iy_jQ_ij): t* = −(y_ig_i − y_jg_j)/η, clipped so that both "
              "stay in [0, C].",
@@ -640,7 +154,7 @@ EXERCISES = [
              "Write max_violating_pair(alpha, g, y, C) returning (i, j): i maximises −y_ig_i "
              "over I_up = {α_i < C, y_i = 1} ∪ {α_i > 0, y_i = −1}, j minimises it over "
              "I_low = {α_i < C, y_i = −1} ∪ {α_i > 0, y_i = 1}.",
-             "max_violating_pair", "max_violating_pair(alpha, g, y, C)", _svmb_wss_check,
+             "max_violating_pair", "max_violating_pair(alpha, g, y, C)", ck.svmb_wss_check,
              "I_up holds the coordinates that can move so that y_iα_i grows, I_low those "
              "where it can shrink; the KKT conditions say max_{I_up} −y_ig_i ≤ "
              "min_{I_low} −y_ig_i at the optimum, so the pair of extremes violates them "
@@ -658,7 +172,7 @@ EXERCISES = [
     Exercise("ODML", 1, "The margin variance as a quadratic form",
              "With margins γ = YFw, write variance_matrix(F, y) returning the matrix M with "
              "γ_v = (1/m)Σ_i(γ_i − γ_m)² = wᵀMw for every w.",
-             "variance_matrix", "variance_matrix(F, y)", _odml_variance_check,
+             "variance_matrix", "variance_matrix(F, y)", ck.odml_variance_check,
              "γ − γ_me = (I − eeᵀ/m)YFw and Y(I − eeᵀ/m)Y = I − yyᵀ/m = P (Y² = I), so "
              "γ_v = (1/m)wᵀFᵀPFw: M = FᵀPF/m.",
              "def variance_matrix(F, y):\n"
@@ -673,7 +187,7 @@ EXERCISES = [
              "Seed 002 expands ½vᵀHv (v = α + (μ₂/m)e) and neglects a constant. Write "
              "dual_constant(H, mu2, m) returning that constant: added to the paper's eq. 10 "
              "optimum, its negative is P*.",
-             "dual_constant", "dual_constant(H, mu2, m)", _odml_constant_check,
+             "dual_constant", "dual_constant(H, mu2, m)", ck.odml_constant_check,
              "½vᵀHv = ½αᵀHα + (μ₂/m)eᵀHα + ½(μ₂/m)²eᵀHe: the last term does not depend on α "
              "(SymPy's substitution on the ODML page shows it).",
              "def dual_constant(H, mu2, m):\n"
@@ -684,7 +198,7 @@ EXERCISES = [
              "Seed 000 Lemma 1 inverts A = (2μ₁/m)(I − yyᵀ/m), which is singular. Write "
              "H_matrix(G, y, mu1) returning H = YG(I + AG)⁻¹Y without inverting A; it must "
              "hold for an RBF kernel and for a linear kernel with d < m.",
-             "H_matrix", "H_matrix(G, y, mu1)", _odml_H_check,
+             "H_matrix", "H_matrix(G, y, mu1)", ck.odml_H_check,
              "Push-through: (I + FᵀAF)⁻¹Fᵀ = Fᵀ(I + AG)⁻¹, so H = YG(I + AG)⁻¹Y; solve the "
              "linear system (I + AG)X = I (or use the symmetric form G − GR(I + RGR)⁻¹RG with "
              "R² = A) instead of inverting A.",
@@ -702,7 +216,7 @@ EXERCISES = [
     Exercise("LDM", 1, "LDM is ODML under a change of parameters",
              "Write odml_params(C, lam1, lam2, m) returning (lam, mu1, mu2) such that "
              "ODML(lam, mu1, mu2) has the same solution and optimal value as LDM(C, λ₁, λ₂).",
-             "odml_params", "odml_params(C, lam1, lam2, m)", _ldm_params_check,
+             "odml_params", "odml_params(C, lam1, lam2, m)", ck.ldm_params_check,
              "Seed 001's variance is pairwise: (1/m²)Σ_{i,j}(γ_i − γ_j)² = 2γ_v, and its loss "
              "C Σξ_i = (λ/m)Σξ_i with λ = mC: so λ = mC, μ₁ = 2λ₁, μ₂ = λ₂.",
              "def odml_params(C, lam1, lam2, m):\n"
@@ -714,7 +228,7 @@ EXERCISES = [
              "of LDM's linear primal from two samples i, j, such that its average over all "
              "m² pairs (i, j) (drawn independently) is the full gradient.",
              "two_sample_grad", "two_sample_grad(w, X, y, i, j, C, lam1, lam2)",
-             _ldm_grad_check,
+             ck.ldm_grad_check,
              "The pairwise variance term averages 2λ₁(γ_i − γ_j)(z_i − z_j) over pairs, the "
              "mean term −λ₂(z_i + z_j)/2, the hinge −(mC/2)(𝟙[γ_i<1]z_i + 𝟙[γ_j<1]z_j), with "
              "z_i = y_ix_i.",
@@ -737,7 +251,7 @@ EXERCISES = [
              "(for example forget the margin-mean shift λ₂/m, or the factor (I + A_LG)⁻¹). "
              "It passes when the walk-through's checks catch it.",
              "w_from_beta", "w_from_beta(X, y, beta, lam1, lam2)",
-             lambda fn, rng: _wrong_map_check(fn, rng, _ldm_wrong_map),
+             lambda fn, rng: ck.wrong_map_check(fn, rng, ck.ldm_wrong_map),
              "The right map is w = Xᵀ(I + A_LG)⁻¹Y(β + (λ₂/m)e); dropping either the shift or "
              "the inverse leaves the stationarity residual of the certificate non-zero.",
              "def w_from_beta(X, y, beta, lam1, lam2):\n"
@@ -753,7 +267,7 @@ EXERCISES = [
              "derivative of the dual objective in β_i at the current point, the restriction "
              "is a 1-D quadratic with curvature Q_ii + a/μ on β_i ≥ 0. Write "
              "beta_step(beta_i, g_i, q_ii, a, mu) returning the new β_i.",
-             "beta_step", "beta_step(beta_i, g_i, q_ii, a, mu)", _odm_beta_check,
+             "beta_step", "beta_step(beta_i, g_i, q_ii, a, mu)", ck.odm_beta_check,
              "The diagonal of the β block of eq. 15 is Q_ii + a/μ; the minimiser of "
              "g_i(t − β_i) + ½(Q_ii + a/μ)(t − β_i)² on t ≥ 0 is "
              "max(0, β_i − g_i/(Q_ii + a/μ)).",
@@ -766,7 +280,7 @@ EXERCISES = [
              "beta) (for instance w = XᵀY(ζ + β)). It passes when the stationarity check and "
              "the certificate catch it.",
              "w_from_multipliers", "w_from_multipliers(X, y, zeta, beta)",
-             lambda fn, rng: _wrong_map_check(fn, rng, _odm_wrong_map),
+             lambda fn, rng: ck.wrong_map_check(fn, rng, ck.odm_wrong_map),
              "The right map is w = XᵀY(ζ − β): the upper-side multiplier pushes the margin "
              "down. With + the points above the band are pulled further up and the "
              "stationarity residual is non-zero.",
@@ -780,7 +294,7 @@ EXERCISES = [
              "Write the correct dual_function(zeta, beta, Q, a, mu, theta): it must equal L "
              "at the stationary point for every (ζ, β) and P* at the optimum.",
              "dual_function", "dual_function(zeta, beta, Q, a, mu, theta)",
-             _odm_dual_function_check,
+             ck.odm_dual_function_check,
              "Substituting eq. 14 gives + (1 − θ)ζᵀe − (1 + θ)βᵀe: the upper side's "
              "constant is 1 + θ, not (1 − θ)(1 + θ) (SymPy's substitution on the ODM page).",
              "def dual_function(zeta, beta, Q, a, mu, theta):\n"
@@ -796,7 +310,7 @@ EXERCISES = [
              "With the linear kernel, the block inputs B_l = Σ_{j≠i}κ_ij coef_j^l + 1 − θ "
              "(l ≠ y_i; no 1 − θ for l = y_i) can be computed from W = Xᵀcoef in O(dk). Write "
              "block_B(x_i, W, coef_i, A, y_i, theta).",
-             "block_B", "block_B(x_i, W, coef_i, A, y_i, theta)", _mcodm_B_check,
+             "block_B", "block_B(x_i, W, coef_i, A, y_i, theta)", ck.mcodm_B_check,
              "Σ_{j≠i}κ_ij coef_j = x_iᵀW − κ_ii coef_i; the paper's §4.2 drops the + (1 − θ) "
              "for l ≠ y_i.",
              "def block_B(x_i, W, coef_i, A, y_i, theta):\n"
@@ -810,7 +324,7 @@ EXERCISES = [
              "Write block_solve(A, B, D, E, F, y) returning (alpha, beta), the minimiser of "
              "seed 002 eq. 24: Σ_{l≠y}[A/2(α^l)² + B_lα^l] + D/2(α^y)² − Aα^yβ + B_yα^y + "
              "E/2β² + Fβ s.t. Σ_lα^l = 0, α^l ≤ 0 (l ≠ y), β ≥ 0.",
-             "block_solve", "block_solve(A, B, D, E, F, y)", _mcodm_block_check,
+             "block_solve", "block_solve(A, B, D, E, F, y)", ck.mcodm_block_check,
              "KKT: α^l = min(0, (ν − B_l)/A); find ν by sorting the B_l and adding them to Φ "
              "while they exceed the running ratio (p₀ + ΣB)/(q₀ + |Φ|); the case β > 0 has "
              "its own (p₀, q₀) (eq. 41), chosen by A(ν − B_y) > DF. See the block step on the "
@@ -824,7 +338,7 @@ EXERCISES = [
     Exercise("McODM", 3, "The outer loop's M",
              "Alg. 3 recomputes M_i = max_{l≠y_i} s_l(x_i) from the scores S (m × k) of the "
              "current W. Write M_from(S, y).",
-             "M_from", "M_from(S, y)", _mcodm_M_check,
+             "M_from", "M_from(S, y)", ck.mcodm_M_check,
              "Mask the label's column (−∞) and take the row maximum.",
              "def M_from(S, y):\n"
              "    S = np.array(S, float)\n"
@@ -837,7 +351,7 @@ EXERCISES = [
              "Seed 003 eq. 6 reads min wᵀw + λΣmax(0, γ_i − 1) + CΣmax(0, 1 − γ_i), "
              "γ_i = y_i(wᵀx_i + b). Write epssvm_params(C, lam) returning (C1, C2) such that "
              "SVMm(C1, C2, ε = 0) (½‖w‖²) has the same minimiser and half the optimal value.",
-             "epssvm_params", "epssvm_params(C, lam)", _svmm_epssvm_check,
+             "epssvm_params", "epssvm_params(C, lam)", ck.svmm_epssvm_check,
              "Divide eq. 6 by 2: ½‖w‖² + (λ/2)Σ… + (C/2)Σ…, so C₁ = C/2, C₂ = λ/2.",
              "def epssvm_params(C, lam):\n"
              "    return C / 2, lam / 2\n",
@@ -848,7 +362,7 @@ EXERCISES = [
              "dual solution: a free α_i (0 < α_i < C₁) pins y_if(x_i) = 1, a free β_i "
              "(0 < β_i < C₂) pins y_if(x_i) = 1 + ε.",
              "intercept", "intercept(v, G, y, alpha, beta, C1, C2, eps)",
-             _svmm_intercept_check,
+             ck.svmm_intercept_check,
              "With f0 = Gv: a free α_i gives b = y_i − f0_i, a free β_i gives b = "
              "y_i(1 + ε) − f0_i; average over all free multipliers.",
              "def intercept(v, G, y, alpha, beta, C1, C2, eps, tol=1e-6):\n"
@@ -867,7 +381,7 @@ EXERCISES = [
              "Seed 003 claims that min ½wᵀ(I + λS_W)w + CΣξ_i is a plain SVM on "
              "x̃ = (S_W + λI)⁻¹x. Write fda_transform(Sw, lam) returning the matrix T (x̃ = "
              "Tᵀx, T symmetric) for which it is true.",
-             "fda_transform", "fda_transform(Sw, lam)", _svmm_fda_check,
+             "fda_transform", "fda_transform(Sw, lam)", ck.svmm_fda_check,
              "With M = I + λS_W and u = M^{1/2}w: wᵀMw = ‖u‖², wᵀx = uᵀM^{−1/2}x, so "
              "T = (I + λS_W)^{−1/2} (eigendecomposition).",
              "def fda_transform(Sw, lam):\n"
@@ -879,7 +393,7 @@ EXERCISES = [
     Exercise("MKLm", 1, "The gradient of J",
              "J(μ) is the SVMm optimum with kernel Σ_kμ_kK_k. Write grad_J(v, grams) "
              "returning ∂J/∂μ_k for every k, given the inner dual optimum v* = Y(α − β).",
-             "grad_J", "grad_J(v, grams)", _mklm_grad_check,
+             "grad_J", "grad_J(v, grams)", ck.mklm_grad_check,
              "J(μ) = max over the inner dual of Σα − (1 + ε)Σβ − ½Σ_kμ_kvᵀK_kv; the maximand "
              "is linear in μ, so by Danskin ∂J/∂μ_k = −½v*ᵀK_kv*.",
              "def grad_J(v, grams):\n"
@@ -890,7 +404,7 @@ EXERCISES = [
              "Write direction(mu, grad), SimpleMKL's descent direction on the simplex: "
              "r = argmax μ; D_k = −(g_k − g_r) for k ≠ r, except D_k = 0 when μ_k = 0 and "
              "g_k > g_r; D_r = −Σ_{k≠r}D_k.",
-             "direction", "direction(mu, grad)", _mklm_direction_check,
+             "direction", "direction(mu, grad)", ck.mklm_direction_check,
              "Subtracting g_r keeps Σ_kD_k = 0 (the simplex); a weight at 0 whose gradient "
              "would push it negative is left alone.",
              "def direction(mu, grad):\n"
@@ -905,7 +419,7 @@ EXERCISES = [
     Exercise("MKLm", 3, "The largest step",
              "Write max_step(mu, D): the largest s ≥ 0 with μ + sD ≥ 0 (the end of the line "
              "search's interval).",
-             "max_step", "max_step(mu, D)", _mklm_step_check,
+             "max_step", "max_step(mu, D)", ck.mklm_step_check,
              "Only the decreasing weights limit the step: s_max = min_{D_k < 0} −μ_k/D_k.",
              "def max_step(mu, D):\n"
              "    neg = D < 0\n"
@@ -916,7 +430,7 @@ EXERCISES = [
     Exercise("DRR", 1, "The group soft-threshold",
              "Write prox_group(v, t, groups): the minimiser of ½‖x − v‖² + tΣ_c‖x_c‖₂ "
              "(groups: a list of index arrays).",
-             "prox_group", "prox_group(v, t, groups)", _drr_prox_check,
+             "prox_group", "prox_group(v, t, groups)", ck.drr_prox_check,
              "The problem separates over the groups; on each, x_c = max(0, 1 − t/‖v_c‖)v_c "
              "(shrink the norm by t, or to zero).",
              "def prox_group(v, t, groups):\n"
@@ -930,7 +444,7 @@ EXERCISES = [
     Exercise("DRR", 2, "The dual group norm",
              "Write dual_group_norm(u, groups), the dual norm of ‖w|C‖_{2,1} = Σ_c‖w_c‖₂, "
              "i.e. max uᵀw over Σ_c‖w_c‖₂ ≤ 1.",
-             "dual_group_norm", "dual_group_norm(u, groups)", _drr_dualnorm_check,
+             "dual_group_norm", "dual_group_norm(u, groups)", ck.drr_dualnorm_check,
              "Hölder with (q, r) = (2, 1): the dual is (q*, r*) = (2, ∞), the largest "
              "group's Euclidean norm.",
              "def dual_group_norm(u, groups):\n"
@@ -940,7 +454,7 @@ EXERCISES = [
     Exercise("DRR", 3, "DRM's closed form",
              "With q = r = 2 and ρ(t) = ½t², DRR is a ridge regression. Write "
              "drm_coefficients(K, H, B, Kx, alpha, beta) returning w*.",
-             "drm_coefficients", "drm_coefficients(K, H, B, Kx, alpha, beta)", _drr_drm_check,
+             "drm_coefficients", "drm_coefficients(K, H, B, Kx, alpha, beta)", ck.drr_drm_check,
              "Setting the gradient (K + αH − αB)w − K_x + βw to zero: "
              "w* = (K + αH − αB + βI)⁻¹K_x.",
              "def drm_coefficients(K, H, B, Kx, alpha, beta):\n"

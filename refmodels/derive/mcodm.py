@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import figures as fg
-from .core import (TIGHT, Check, Erratum, Figure, Step, Steps, Walkthrough, _sym_gradient,
-                   _sym_matrix, cvx_solve, solve)
+from .core import Check, Erratum, Figure, Step, Steps, Walkthrough
+from .numerics import TIGHT, _sym_gradient, _sym_matrix, cvx_solve, solve
 
 
 def mcodm_block_sort(A, B, D, E, F, y):

@@ -10,8 +10,8 @@ import numpy as np
 
 from . import figures as fg
 from .algebra import algebra_lines, evaluate
-from .core import (Check, Erratum, Figure, Step, Steps, Walkthrough, _binary_instance,
-                   _certificate_check, _line_min, cvx_solve)
+from .core import Check, Erratum, Figure, Step, Steps, Walkthrough
+from .numerics import _binary_instance, _certificate_check, _line_min, cvx_solve
 
 
 def reduced_gradient_direction(mu, grad):

@@ -10,8 +10,8 @@ import numpy as np
 
 from . import figures as fg
 from .algebra import algebra_lines, evaluate
-from .core import (Check, Erratum, Figure, Step, Steps, Walkthrough, _binary_instance,
-                   _cd_step_checks, _certificate_check, cvx_solve, solve)
+from .core import Check, Erratum, Figure, Step, Steps, Walkthrough
+from .numerics import _binary_instance, _cd_step_checks, _certificate_check, cvx_solve, solve
 
 LAM, MU, THETA = 20.0, 0.5, 0.3
 

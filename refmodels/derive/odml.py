@@ -9,8 +9,8 @@ import numpy as np
 
 from . import figures as fg
 from .algebra import algebra_lines, evaluate
-from .core import (Check, Erratum, Figure, Note, Step, Steps, Walkthrough, _binary_instance,
-                   _box_cd, _cd_step_checks, _certificate_check, solve)
+from .core import Check, Erratum, Figure, Note, Step, Steps, Walkthrough
+from .numerics import _binary_instance, _box_cd, _cd_step_checks, _certificate_check, solve
 from .svm import _cs_step
 
 

@@ -11,8 +11,8 @@ import numpy as np
 
 from . import figures as fg
 from .algebra import algebra_lines, algebra_checks
-from .core import (Check, Figure, Step, Steps, Walkthrough, _binary_instance, _cd_step_checks,
-                   _certificate_check, _line_min, solve)
+from .core import Check, Figure, Step, Steps, Walkthrough
+from .numerics import _binary_instance, _cd_step_checks, _certificate_check, _line_min, solve
 
 
 def _roles(a, C, gamma, tol, cname="C"):

@@ -9,8 +9,8 @@ import numpy as np
 
 from . import figures as fg
 from .algebra import algebra_lines, evaluate
-from .core import (Check, Erratum, Figure, Note, Step, Steps, Walkthrough, _binary_instance,
-                   _certificate_check, _line_min, cvx_solve, solve)
+from .core import Check, Erratum, Figure, Note, Step, Steps, Walkthrough
+from .numerics import _binary_instance, _certificate_check, _line_min, cvx_solve, solve
 
 
 def _svmm_primal_cvxpy(X, y, C1, C2, eps, half=True):
