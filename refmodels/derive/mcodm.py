@@ -18,9 +18,10 @@ def mcodm_block_sort(A, B, D, E, F, y):
     ``min Σ_{l≠y}[A/2 (α^l)² + B_l α^l] + D/2 (α^y)² − Aα^yβ + B_yα^y + E/2 β² + Fβ``
     s.t. ``Σ_l α^l = 0``, ``α^l ≤ 0 (l ≠ y)``, ``β ≥ 0``. With ν the multiplier of the
     equality: ``α^l = min(0, (ν − B_l)/A)`` (eq. 37), ``β = max(0, (Aα^y − F)/E)`` (eq. 38);
-    ν = (p₀ + Σ_{l∈Φ} B_l)/(q₀ + |Φ|), Φ = {l ≠ y: B_l > ν}, with (p₀, q₀) = (AB_y/D, A/D)
-    when β = 0 (eq. 40) and ((AEB_y + A²F)/(DE − A²), AE/(DE − A²)) when β > 0 (eq. 41)
-    (the paper's "P and Q", renamed: Q is YGY elsewhere); β = 0 iff A(ν − B_y) ≤ DF. Needs
+    ``ν = (p₀ + Σ_{l∈Φ} B_l)/(q₀ + |Φ|)``, ``Φ = {l ≠ y: B_l > ν}``, with
+    ``(p₀, q₀) = (AB_y/D, A/D)`` when ``β = 0`` (eq. 40) and
+    ``((AEB_y + A²F)/(DE − A²), AE/(DE − A²))`` when ``β > 0`` (eq. 41) (the paper's "P and
+    Q", renamed: Q is YGY elsewhere); ``β = 0`` iff ``A(ν − B_y) ≤ DF``. Needs
     ``A > 0`` (the A = 0 branch is linear and not shown here). NumPy re-statement of the
     fast solver's block step, with Alg. 4's erratum corrected: ν is the ratio, divided by
     its denominator.
