@@ -259,6 +259,9 @@ def test_latex_compiles(walkthroughs, family, tmp_path):
         assert proc.returncode == 0, f"{engine} failed on {family}:\n{log}"
         assert (tmp_path / f"{family}.pdf").stat().st_size > 10_000
         assert "! " not in proc.stdout, log
+        # nothing runs off the page (a long SymPy line puts its label above it)
+        overfull = re.findall(r"Overfull \\hbox \(([\d.]+)pt", proc.stdout)
+        assert not [w for w in overfull if float(w) > 2.0], f"{family}: overfull {overfull}"
 
 
 # ----------------------------------------------------------------------------- exercises

@@ -389,8 +389,8 @@ class Walkthrough:
                 out.append(r"\textbf{Could not run:} " + T(s.error[:300]) + r"\par")
             if s.algebra:
                 out.append(r"\paragraph{SymPy.}")
-                out.append(_gather([rf"\text{{{T(lbl)}:}}\quad {tex}" for lbl, _, tex
-                                    in s.algebra]))
+                out.append(_gather([ln for lbl, _, tex in s.algebra
+                                    for ln in _algebra_latex(T(lbl), tex)]))
             if s.table is not None:
                 out.append(_latex_table(*s.table))
             if s.checks:
@@ -538,6 +538,15 @@ class Walkthrough:
         out += [_rst_escape(self.summary()) + ".", "", "References", sub * 10, ""]
         out += [f"* [seed {k}] {_rst_escape(REFERENCES[k])}" for k in self.seeds]
         return "\n".join(out) + "\n"
+
+
+def _algebra_latex(label, tex):
+    """A SymPy line as display lines: the label beside the expression, or on a line of its
+    own above it when the two together are longer than 160 characters of LaTeX (about where
+    such a line overflows the text width of the standalone document)."""
+    if len(label) + len(tex) > 160:
+        return [rf"\text{{{label}:}}", tex]
+    return [rf"\text{{{label}:}}\quad {tex}"]
 
 
 _NOTE_KIND = {"convention": "a convention the paper states",
