@@ -177,7 +177,9 @@ window.addEventListener('load', function () {
     body.querySelectorAll('script, mjx-container, pre, code, .highlight, textarea')
         .forEach(function (e) { e.remove(); });
     var text = body.textContent;
-    var raw = text.match(/\\\\\\(|\\\\\\)|\\\\\\[|\\\\\\]|\\$\\$|\\\\begin\\{|\\\\frac|\\\\tfrac|\\\\math/g) || [];
+    var delims = text.match(/\\\\\\(|\\\\\\)|\\\\\\[|\\\\\\]|\\$\\$/g) || [];
+    var commands = text.match(/\\\\begin\\{|\\\\frac|\\\\tfrac|\\\\math/g) || [];
+    var raw = delims.concat(commands);
     document.body.setAttribute('data-check', JSON.stringify({
       images: imgs.length, broken: broken,
       merror: document.querySelectorAll('mjx-merror').length,
