@@ -6,8 +6,9 @@ Build (one command, warnings as errors, from the repository root)::
 
 Math is rendered offline by MathJax 3 shipped inside the ``sphinx-mathjax-offline``
 package (copied into ``_static/mathjax``; no CDN). The family pages are generated at
-build time from :func:`refmodels.derive.derive` (``_ext/derive_pages.py``), and the
-gallery in ``examples/`` is executed by sphinx-gallery.
+build time from :func:`refmodels.derive.derive` (``_ext/derive_pages.py``, which also draws
+their figures into ``_generated/`` and builds the errata tables and the exercises), and the
+gallery in ``examples/`` is executed by sphinx-gallery (with matplotlib, for its figures).
 """
 import os
 import sys
@@ -30,7 +31,7 @@ extensions = [
     "derive_pages",
 ]
 
-exclude_patterns = ["_build", "**/README.rst", "examples/*.py"]
+exclude_patterns = ["_build", "**/README.rst", "examples/*.py", "**/*.md"]
 templates_path = []
 html_theme = "alabaster"
 html_static_path = []
@@ -49,7 +50,7 @@ sphinx_gallery_conf = {
     "examples_dirs": "examples",
     "gallery_dirs": "auto_examples",
     "filename_pattern": r"/ex_",            # execute every ex_*.py at build time
-    "image_scrapers": (),                   # text-only examples: no matplotlib needed
+    "image_scrapers": ("matplotlib",),      # the figures of the examples
     "download_all_examples": False,
     "remove_config_comments": True,
     "abort_on_example_error": True,

@@ -34,12 +34,12 @@ predict :math:`\\arg\\min_c \\delta_c`.
 """
 from __future__ import annotations
 
-import math
 
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 
 from . import kernels as _k
+from ._drr_refine import ProxGradientRefine
 from ._validation import check_prox, multiclass_labels, nonnegative, positive
 from .base import CLARABEL_LADDER, AUTO_REFERENCE_MAX_M, Problem, run_cvxpy
 from .certify import DEFAULT_TOL, Certificate
@@ -63,7 +63,7 @@ def _run(problem, solver, verbose, opts):
     return run_cvxpy(problem, solver, verbose, ladder=CLARABEL_LADDER[1:], **opts)
 
 
-class DRR(Problem):
+class DRR(ProxGradientRefine, Problem):
     """Discriminative ridge regression, one problem per test point (SPEC §8, seed 004 eq. 8).
 
     .. math::
@@ -73,26 +73,36 @@ class DRR(Problem):
 
     Parameters
     ----------
-    X : array (m, d), or the m x m training Gram with ``kernel=Precomputed()``
-    y : labels, any ``g >= 2`` classes; the groups ``C`` of the regularizer are the classes.
+    X : array (m, d)
+        The training points, or the m x m training Gram with ``kernel=Precomputed()``.
+    y : array (m,)
+        Labels, any ``g >= 2`` classes; the groups ``C`` of the regularizer are the classes.
         A class may have a single member (its block of ``H - B`` is then 0; nothing breaks).
-    X_test : array (n_test, d) of test points, or ``K(X_test, X_train)`` of shape
-        (n_test, m) with ``kernel=Precomputed()``. The test points are fixed in the problem:
-        one ``w`` per test point (``Solution.coef`` has shape (m, n_test)).
-    alpha : float >= 0, weight of the within-class scatter ``S_w(w) = 1/2 w^T (H - B) w``.
-    beta : float > 0, weight of the regularizer. Seed 004 Alg. 1 takes ``beta > 0``; at
-        ``beta = 0`` the problem has no regularizer, its minimiser is not unique when
-        ``Q_D`` is singular and the dual of SPEC §8 divides by ``beta``, so 0 is refused.
-    q, r : exponents in [1, inf] of the group norm (``q < 1`` / ``r < 1`` refused: non-convex).
-    rho : ``"identity"``, ``"half_square"`` or a number ``p >= 1`` (``t^p/p``).
-    kernel : Kernel or name, default linear.
-    regularizer : a :class:`refmodels.regularizers.Regularizer` used instead of
+    X_test : array (n_test, d)
+        The test points, or ``K(X_test, X_train)`` of shape (n_test, m) with
+        ``kernel=Precomputed()``. The test points are fixed in the problem: one ``w`` per
+        test point (``Solution.coef`` has shape (m, n_test)).
+    alpha : float >= 0
+        Weight of the within-class scatter ``S_w(w) = 1/2 w^T (H - B) w``.
+    beta : float > 0
+        Weight of the regularizer. Seed 004 Alg. 1 takes ``beta > 0``; at ``beta = 0`` the
+        problem has no regularizer, its minimiser is not unique when ``Q_D`` is singular
+        and the dual of SPEC §8 divides by ``beta``, so 0 is refused.
+    q, r : float in [1, inf]
+        Exponents of the group norm (``q < 1`` / ``r < 1`` refused: non-convex).
+    rho : ``"identity"``, ``"half_square"`` or a number ``p >= 1``
+        The function ρ of the regularizer (``p``: ``t^p/p``).
+    kernel : Kernel or name, default linear
+    regularizer : Regularizer, optional
+        A :class:`refmodels.regularizers.Regularizer` used instead of
         ``GroupNorm(q, r, rho)`` (then leave ``q, r, rho`` at their defaults). It is checked
         (:func:`refmodels.regularizers.verdict`, once per regularizer object) at the first
         solve or certificate: one that is not the convex function it states is refused
         (``ValueError`` naming the failed check), and a ``prox`` or conjugate that fails its
         check is not used as evidence of optimality.
 
+    Notes
+    -----
     Solving. ``solve(form="primal")`` (default) states eq. 8 in CVXPY through
     ``regularizer.expr`` with ``1/2 w^T Q_D w = 1/2 ||L^T w||^2``; ``form="dual"`` the Fenchel
     dual (needs ``regularizer.conjugate_expr``), with ``w`` recovered as the multiplier of
@@ -318,73 +328,6 @@ class DRR(Problem):
                 W[:, j] = self._refine(np.asarray(alt[1].value, float), j)
         bar.close()
         return self._solution(W, None, solver, "primal", elapsed)
-
-    #: proximal-gradient steps that polish CVXPY's primal point (see :meth:`_refine`)
-    REFINE_STEPS = 2000
-
-    def _refine(self, w, j):
-        """Accelerated proximal-gradient steps on eq. 8 from CVXPY's point, step
-        ``t = 1/sigma_max``: an interior-point solver stops with ``w`` accurate to about the
-        square root of its gap tolerance, which leaves a first-order residual (what
-        :meth:`certify` checks when the regularizer has no conjugate) near 1e-6.
-
-        The steps are FISTA's (Beck & Teboulle 2009, with ``w`` as the first iterate):
-        ``x+ = prox_{t beta R}(y - t (Q_D y - K_x))``, ``y`` extrapolated from the last two
-        iterates, and the momentum restarted whenever a step would raise eq. 8's objective
-        (the function-value restart of O'Donoghue & Candes 2015), so that no iterate kept
-        is above the one before it. They stop when the scaled residual at ``y`` is below
-        1e-10, when even a plain step (no momentum) no longer lowers the objective, or after
-        ``REFINE_STEPS`` steps; the iterate of lowest objective is returned (the ladder
-        then certifies it). Measured on ``refmodels verify``'s linear DRR row: 180 steps
-        for its four test points where plain steps (no momentum) took 649, to residuals of
-        1e-8 to 1e-9 and a lower objective."""
-        if not np.all(np.isfinite(w)) or not 0 < self.sigma_max < np.inf:
-            return w
-        try:
-            with np.errstate(all="ignore"):
-                return self._prox_gradient_steps(w, j)
-        except (ValueError, FloatingPointError, SolverError):
-            return w       # a prox at values it cannot take, or a numerical prox that failed:
-            #                CVXPY's point stays, and the ladder certifies it or refuses
-
-    def _prox_gradient_steps(self, w, j):
-        """The steps of :meth:`_refine`: per step, at ``y`` one product with ``Q_D`` and one
-        prox (the step, which measures the residual at ``y`` as well), at the new iterate one
-        product and one value of ``R`` (its objective)."""
-        t = 1.0 / self.sigma_max
-        Q, kx, groups = self.Q_D, self.K_x[:, j], self.groups
-        reg, beta = self.regularizer, self.beta
-        scale0 = 1.0 + float(np.linalg.norm(kx))
-
-        def objective(v):
-            return 0.5 * v @ (Q @ v) - kx @ v + beta * reg.value(v, groups)
-
-        def step(v):
-            """The prox-gradient step from ``v`` and the scaled residual of ``v``, as
-            :meth:`prox_gradient_residual` measures it."""
-            q = Q @ v
-            nxt = check_prox(reg.prox(v - t * (q - kx), t * beta, groups), v)
-            return nxt, float(np.linalg.norm(v - nxt)) / t / (scale0 + float(np.linalg.norm(q)))
-
-        x, fx = w, objective(w)
-        y, theta = x, 1.0                # FISTA's extrapolated point and t_k
-        for _ in range(self.REFINE_STEPS):
-            nxt, res = step(y)
-            if not np.all(np.isfinite(nxt)):
-                break
-            fn = objective(nxt)
-            if not fn <= fx:             # the step would raise eq. 8's objective
-                if y is x:               # even a plain step: its rounding floor, done
-                    break
-                y, theta = x, 1.0        # restart the momentum at x
-                continue
-            theta_n = 0.5 * (1.0 + math.sqrt(1.0 + 4.0 * theta * theta))
-            momentum = (theta - 1.0) / theta_n
-            prev, x, fx, theta = x, nxt, fn, theta_n
-            y = x if momentum == 0.0 else x + momentum * (x - prev)
-            if res <= 1e-10:             # the residual at the y that x was stepped from
-                break
-        return x
 
     def _primal_problem(self, reg):
         import cvxpy as cp

@@ -109,14 +109,22 @@ class MKLm(BinaryProblem):
 
     Parameters
     ----------
-    X : array (m, d), or None when every base kernel is a Gram array
-    y : labels, two classes (the larger sorted label is +1)
-    kernels : non-empty list of base kernels (Kernel objects, names, or m x m PSD Grams;
-        see the module docstring)
-    C1 : float > 0 (the primal carries ``C1/2`` on the margin slacks, as the seed)
-    C2 : float >= 0 (``C2/2`` on the band slacks)
-    eps : float >= 0, band width
+    X : array (m, d) or None
+        The training points; None when every base kernel is a Gram array.
+    y : array (m,)
+        Labels, two classes (the larger sorted label is +1).
+    kernels : list
+        Non-empty list of base kernels (Kernel objects, names, or m x m PSD Grams; see the
+        module docstring).
+    C1 : float > 0
+        The primal carries ``C1/2`` on the margin slacks, as the seed.
+    C2 : float >= 0
+        ``C2/2`` on the band slacks.
+    eps : float >= 0
+        Band width.
 
+    Notes
+    -----
     The problem always has an intercept. ``solve(form=...)``: ``"primal"`` (eq. 22 with
     ``quad_over_lin``), ``"dual"`` (the QCQP, default) or ``"simplex"`` (reduced gradient on
     ``mu`` with reference SVMm inner solves, eqs. 23-26; for validation).

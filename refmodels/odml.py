@@ -366,19 +366,27 @@ class ODML(_MarginDistributionProblem):
 
     Parameters
     ----------
-    X : array (m, d) (or the m x m Gram with ``kernel=Precomputed()``)
-    y : labels, two classes (the larger sorted label is +1)
-    lam : float > 0, weight :math:`\\lambda` of the mean hinge loss
-    mu1 : float >= 0, weight of the margin variance
-    mu2 : float >= 0, weight of the margin mean
+    X : array (m, d)
+        The training points (or the m x m Gram with ``kernel=Precomputed()``).
+    y : array (m,)
+        Labels, two classes (the larger sorted label is +1).
+    lam : float > 0
+        Weight :math:`\\lambda` of the mean hinge loss.
+    mu1 : float >= 0
+        Weight of the margin variance.
+    mu2 : float >= 0
+        Weight of the margin mean.
     kernel : Kernel or name, default linear
 
-    fit_intercept : bool, default False; add a constant feature ``intercept_scaling``,
-        its weight regularized like the others (:mod:`refmodels._intercept`): the kernel
-        becomes ``k + s^2`` and the solution reports ``intercept = s w_b``. False is the
-        seed's ODML, without intercept.
-    intercept_scaling : float > 0, default 1.0, the value ``s`` of the constant feature
+    fit_intercept : bool, default False
+        Add a constant feature ``intercept_scaling``, its weight regularized like the others
+        (:mod:`refmodels._intercept`): the kernel becomes ``k + s^2`` and the solution
+        reports ``intercept = s w_b``. False is the seed's ODML, without intercept.
+    intercept_scaling : float > 0, default 1.0
+        The value ``s`` of the constant feature.
 
+    Notes
+    -----
     ``mu1 = mu2 = 0`` is allowed on purpose: it is the SVM limit (ODML(λ, 0, 0) = SVM with
     ``C = λ/m``), a useful check, and the dual stays well defined (``H = YGY``).
 
@@ -480,11 +488,17 @@ class LDM(_MarginDistributionProblem):
 
     Parameters
     ----------
-    X, y, kernel, fit_intercept, intercept_scaling : as :class:`ODML`
+    X, y, kernel, fit_intercept, intercept_scaling
+        As for :class:`ODML`.
     C : float > 0
-    lam1 : float >= 0, weight of the (pairwise) margin variance
-    lam2 : float >= 0, weight of the margin mean (``lam1 = lam2 = 0`` is the SVM with ``C``)
+        Weight of the sum of slacks.
+    lam1 : float >= 0
+        Weight of the (pairwise) margin variance.
+    lam2 : float >= 0
+        Weight of the margin mean (``lam1 = lam2 = 0`` is the SVM with ``C``).
 
+    Notes
+    -----
     Variables (SPEC names): ``w``, ``xi``, ``beta``.
     """
 

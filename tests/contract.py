@@ -535,9 +535,12 @@ def check_cache(case, prob):
     if not prob.kernel.is_precomputed:
         assert sol.info["kernel_path"] == "cache"
         assert 2 <= sol.info["cache_slots"] <= max(2, prob.m)
-    prob.gram                                   # built: the default path uses it
+    prob.gram               # built, which must not change the default's rows (its own)
     gram = fast.solve(prob, **case.options, **({"path": "gram"} if "path" in case.cache else {}))
-    assert gram.info["kernel_path"] == "gram"
+    if "path" in case.cache:
+        assert gram.info["kernel_path"] == "gram"
+    else:                   # every row fits the default cache: the Gram, filled lazily
+        assert gram.info["kernel_path"] == "cache" and gram.info["cache_slots"] >= prob.m
     # two runs stopped at the solver's tolerance: primal values agree to the certificate's
     assert rel(sol.objective, gram.objective) <= 1e-7
     cert = prob.certify(sol, reference=gram)        # (no CVXPY solve: see check_sparse)

@@ -6,16 +6,22 @@ Follow a derivation
 from its primal to its dual and to the solver's step, with a numerical check at every step
 and the papers' errata shown failing.
 """
+import matplotlib.pyplot as plt
+
 from refmodels.derive import derive
 
 wt = derive("ODM", seed=0)
-print(wt)
+print(wt.summary())
+print([s.title for s in wt.steps])
 
 # %%
-# Every step is an object: its formula (Unicode and LaTeX), its source, its checks.
+# Every step is an object: its formula (Unicode and LaTeX), its source, its checks, and
+# the algebra SymPy did (here: the Lagrangian with the stationarity conditions substituted).
 step = wt.steps[3]
 print(step.title, "|", step.source)
-print(step.latex)
+print(step.unicode)
+for label, unicode, latex in step.algebra:
+    print("SymPy:", label, "=", unicode)
 for c in step.checks:
     print(c.line())
 
@@ -34,5 +40,14 @@ print("printed:  ", e.printed.line())
 print("corrected:", e.corrected.line())
 
 # %%
-# LaTeX for slides or notes:
-print(derive("SVM", latex=True)[:600])
+# The picture of the instance: ODM's band and its support vectors (the points outside the
+# band), drawn by the walk-through itself.
+fig = plt.figure(figsize=(6.4, 4.0))
+wt.figures[0].draw(fig)
+plt.show()
+
+# %%
+# A complete LaTeX document for slides or notes (``refmodels derive ODM --latex
+# --standalone``), ready for pdflatex or xelatex:
+tex = wt.to_latex(standalone=True)
+print(tex[:400])

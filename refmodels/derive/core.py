@@ -1,18 +1,24 @@
-"""The shared machinery of the walk-throughs: the papers (:data:`REFERENCES`), the
-families (:data:`FAMILIES`) and their errata (:data:`ERRATA`), the data types
-(:class:`Check`, :class:`Erratum`, :class:`Step`, :class:`Walkthrough` with its
-Unicode, LaTeX, Markdown and reST renderings), and the helpers every family uses:
-the random instance, SymPy gradients, a bounded line search and the box coordinate
-descent of seed 002 Alg. 1.
+"""The shared registries and data types of the walk-throughs: the papers
+(:data:`REFERENCES`), the families (:data:`FAMILIES`), the papers' errata (:data:`ERRATA`)
+and the notes on what the papers state as conventions (:data:`NOTES`), and the data types
+(:class:`Check`, :class:`Erratum`, :class:`Note`, :class:`Figure`, :class:`Step`,
+:class:`Walkthrough` with its Unicode, LaTeX, Markdown and reST renderings).
+
+The tables and the conversion of prose to LaTeX are in :mod:`.render`; the numerical helpers
+every family uses (reference solves, SymPy gradients, a bounded line search, the box
+coordinate descent) in :mod:`.numerics`.
 """
 from __future__ import annotations
 
+import contextlib
 import math
-import re
 import textwrap
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from .render import (LATEX_PREAMBLE, _gather, _latex_checks, _latex_table, _md_cell, _md_prose,
+                     _md_table, _rst_escape, _rst_table, _text_table, fmt_residual, tex_text)
 
 # ----------------------------------------------------------------------------- references
 
@@ -36,27 +42,31 @@ REFERENCES = {
             "and Learning Systems, 2021 (arXiv:1904.07686, 2019)."),
 }
 
-#: Family name -> (title, sections of the canonical formulation it follows, seeds cited).
+#: Family name -> (title, the documentation page's anchor of the canonical formulation,
+#: seeds cited). The canonical formulations are written out on the family pages of the
+#: documentation and summarised on its "Conventions and names" page.
 FAMILIES = {
-    "SVM": ("Soft-margin SVM", "§1", ("002",)),
-    "ODML": ("ODML (ODM^L, the margin mean/variance machine of the ODM papers)", "§2",
+    "SVM": ("Soft-margin SVM", "family-svm", ("002",)),
+    "SVMb": ("Soft-margin SVM with an intercept (LIBSVM's C-SVC)", "family-svmb", ("002",)),
+    "ODML": ("ODML (the margin mean/variance machine of the ODM papers)", "family-odml",
              ("002", "000")),
-    "LDM": ("LDM, the Large margin Distribution Machine", "§3", ("001", "002")),
-    "ODM": ("ODM, the Optimal margin Distribution Machine", "§4", ("002", "000")),
-    "McODM": ("mcODM, multi-class ODM", "§5", ("002",)),
-    "SVMm": ("SVMm and ε-SVM (covering EpsSVM)", "§6", ("003",)),
-    "MKLm": ("MKLm and ε-MKL (covering EpsMKL)", "§7", ("003",)),
-    "DRR": ("Discriminative ridge regression, DRR and DRM (covering DRM)", "§8", ("004",)),
+    "LDM": ("LDM, the Large margin Distribution Machine", "family-ldm", ("001", "002")),
+    "ODM": ("ODM, the Optimal margin Distribution Machine", "family-odm", ("002", "000")),
+    "McODM": ("mcODM, multi-class ODM", "family-mcodm", ("002",)),
+    "SVMm": ("SVMm and ε-SVM (covering EpsSVM)", "family-svmm", ("003",)),
+    "MKLm": ("MKLm and ε-MKL (covering EpsMKL)", "family-mklm", ("003",)),
+    "DRR": ("Discriminative ridge regression, DRR and DRM (covering DRM)", "family-drr",
+            ("004",)),
 }
 _ALIASES = {"EPSSVM": "SVMm", "EPSMKL": "MKLm", "DRM": "DRR", "RELAXEDMCODM": "McODM",
-            "MCODM": "McODM"}
+            "MCODM": "McODM", "SVC": "SVMb", "SVM-B": "SVMb", "SVMB": "SVMb",
+            "SVMINTERCEPT": "SVMb"}
 
-#: Every erratum of the papers the project found, by key -> family whose walk-through shows
-#: it (each appears in exactly one walk-through, at the step where it happens).
+#: Every formula of the papers that is wrong, by key -> family whose walk-through shows it
+#: (each appears in exactly one walk-through, at the step where it happens, where the
+#: printed version is evaluated and fails beside the corrected one).
 ERRATA = {
-    "odml-dropped-constant": "ODML",
     "odml-lemma1-inverts-singular-A": "ODML",
-    "ldm-dropped-constant": "LDM",
     "ldm-singular-Q": "LDM",
     "odm-seed000-eq15-xi-for-eps": "ODM",
     "odm-seed002-lagrangian-after-eq14": "ODM",
@@ -66,7 +76,17 @@ ERRATA = {
     "svmm-eqs7-14-half-norm": "SVMm",
     "svmm-fda-eq18-transform": "SVMm",
     "mklm-eq26-C1-on-eta": "MKLm",
-    "drr-apg-rate-not-quadratic": "DRR",
+}
+
+#: Statements of the papers that are easy to misread as errors, by key -> (family, kind):
+#: ``"convention"`` when the paper states what it does (e.g. dropping a constant that does
+#: not move the minimiser), ``"remark"`` when the statement is right and the note explains
+#: what goes on (a modelling choice, a rate). Each note carries checks that pass.
+NOTES = {
+    "odml-dual-drops-constant": ("ODML", "convention"),
+    "ldm-dual-drops-constant": ("LDM", "convention"),
+    "svmm-fda-eq18-hard-margin": ("SVMm", "remark"),
+    "drr-apg-rate": ("DRR", "remark"),
 }
 
 
@@ -152,8 +172,47 @@ class Erratum:
 
 
 @dataclass
+class Note:
+    """What a paper states on purpose (``kind="convention"``, e.g. a constant dropped from a
+    dual because it does not move the minimiser) or a statement that is right but easy to
+    misread (``kind="remark"``), explained, with checks that show what goes on (they must
+    pass)."""
+
+    key: str
+    kind: str
+    source: str
+    text: str
+    checks: list = field(default_factory=list)
+    unicode: str = ""
+    latex: str = ""
+
+    @property
+    def ok(self):
+        return all(c.passed for c in self.checks)
+
+
+@dataclass
+class Figure:
+    """A picture of the walk-through's instance: ``draw(fig)`` draws on a matplotlib
+    figure (imported only when a figure is saved)."""
+
+    name: str
+    caption: str
+    draw: object
+    size: tuple = (6.4, 4.0)
+
+
+@dataclass
 class Step:
-    """One step of a derivation."""
+    """One step of a derivation.
+
+    ``latex`` holds one display line per text line (``\\n`` separates the lines of a
+    display; each line must be valid LaTeX on its own). ``algebra`` is a list of
+    ``(label, unicode, latex)`` lines that SymPy derived symbolically (shown as computed).
+    ``table`` is ``(header, rows)`` for a small table (the support vectors).
+    ``error`` is set when the step could not run (its checks are then missing and the
+    walk-through does not hold).
+    """
 
     title: str
     source: str
@@ -162,22 +221,52 @@ class Step:
     latex: str
     checks: list = field(default_factory=list)
     errata: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
+    algebra: list = field(default_factory=list)
+    table: tuple | None = None
+    figure: Figure | None = None
+    error: str | None = None
 
     @property
     def ok(self):
-        return bool(self.checks or self.errata) and all(c.passed for c in self.checks) \
-            and all(e.ok for e in self.errata)
+        return (self.error is None and bool(self.checks or self.errata or self.notes)
+                and all(c.passed for c in self.checks) and all(e.ok for e in self.errata)
+                and all(n.ok for n in self.notes))
+
+    @property
+    def latex_lines(self):
+        return [ln.strip() for ln in self.latex.split("\n") if ln.strip()]
+
+
+class Steps(list):
+    """The list of steps a builder fills; :meth:`attempt` runs one step's computations and,
+    if they raise (a solver that fails on this instance, a singular system), records the
+    step as one that could not run, with the reason, instead of crashing the walk-through."""
+
+    @contextlib.contextmanager
+    def attempt(self, title, source):
+        n = len(self)
+        try:
+            yield
+        except Exception as exc:                      # noqa: BLE001 - reported, not hidden
+            del self[n:]
+            msg = " ".join(f"{type(exc).__name__}: {exc}".split())
+            self.append(Step(title, source, "This step could not run on this instance: "
+                             + msg[:300], "(could not run)", r"\text{(could not run)}",
+                             error=msg))
 
 
 class Walkthrough:
     """The derivation of one family: a list of :class:`Step` on one random instance."""
 
-    def __init__(self, family, seed, instance, steps):
+    def __init__(self, family, seed, instance, steps, figures=None):
         self.family = family
         self.seed = seed
         self.instance = instance
-        self.steps = steps
-        self.title, self.section, self.seeds = FAMILIES[family]
+        self.steps = list(steps)
+        self.title, self.anchor, self.seeds = FAMILIES[family]
+        self.figures = [s.figure for s in self.steps if s.figure is not None]
+        self.figures += list(figures or [])
 
     def __iter__(self):
         return iter(self.steps)
@@ -194,10 +283,53 @@ class Walkthrough:
         return [e for s in self.steps for e in s.errata]
 
     @property
+    def notes(self):
+        return [n for s in self.steps for n in s.notes]
+
+    @property
+    def failed_steps(self):
+        return [s for s in self.steps if s.error is not None]
+
+    @property
     def ok(self):
-        return all(s.ok for s in self.steps)
+        return bool(self.steps) and all(s.ok for s in self.steps)
+
+    # ---- figures ----------------------------------------------------------------------------
+    def save_figures(self, directory, prefix=None, dpi=100):
+        """Draw every figure of the walk-through into ``directory`` as PNG; returns
+        ``{name: path}``. Needs matplotlib."""
+        import os
+
+        import matplotlib
+        matplotlib.use("Agg", force=False)
+        import matplotlib.pyplot as plt
+
+        os.makedirs(directory, exist_ok=True)
+        prefix = self.family.lower() if prefix is None else prefix
+        out = {}
+        for f in self.figures:
+            fig = plt.figure(figsize=f.size)
+            try:
+                f.draw(fig)
+                path = os.path.join(directory, f"{prefix}-{f.name}.png")
+                fig.savefig(path, dpi=dpi, bbox_inches="tight",
+                            metadata={"Software": None})
+                out[f.name] = path
+            finally:
+                plt.close(fig)
+        return out
 
     # ---- renderings ------------------------------------------------------------------------
+    def summary(self):
+        n_c, n_ok = len(self.checks), sum(c.passed for c in self.checks)
+        n_e = sum(e.ok for e in self.errata)
+        n_n = sum(n.ok for n in self.notes)
+        out = (f"{n_ok}/{n_c} checks pass; {n_e}/{len(self.errata)} errata shown (printed "
+               f"fails, corrected holds); {n_n}/{len(self.notes)} notes hold")
+        if self.failed_steps:
+            out += f"; {len(self.failed_steps)} step(s) could not run"
+        return out
+
     def __str__(self):
         out = [f"{self.title}: derivation, step by step (seed={self.seed})",
                f"instance: {self.instance}", ""]
@@ -205,6 +337,14 @@ class Walkthrough:
             out.append(f"{i}. {s.title}    [{s.source}]")
             out.extend("   " + ln for ln in textwrap.wrap(s.text, 86))
             out.extend("     " + ln for ln in s.unicode.splitlines())
+            if s.error is not None:
+                out.append("   COULD NOT RUN: " + s.error[:300])
+            if s.algebra:
+                out.append("   SymPy:")
+                for label, uni, _ in s.algebra:
+                    out.append(f"     {label}: {uni}")
+            if s.table is not None:
+                out.extend("   " + ln for ln in _text_table(*s.table))
             for c in s.checks:
                 out.append("   check " + c.line())
             for e in s.errata:
@@ -215,39 +355,76 @@ class Walkthrough:
                               "   (!! the printed version should fail)"))
                 out.append("     corrected: " + e.corrected_unicode)
                 out.append("       " + e.corrected.line())
+            for n in s.notes:
+                out.append(f"   NOTE ({_NOTE_KIND[n.kind]}) [{n.source}]")
+                out.extend("     " + ln for ln in textwrap.wrap(n.text, 84))
+                if n.unicode:
+                    out.append("     " + n.unicode)
+                for c in n.checks:
+                    out.append("     check " + c.line())
+            if s.figure is not None:
+                out.append(f"   figure: {s.figure.caption} (--figures DIR draws it)")
             out.append("")
-        n_c = len(self.checks)
-        n_ok = sum(c.passed for c in self.checks)
-        out.append(f"{n_ok}/{n_c} checks pass; {sum(e.ok for e in self.errata)}/"
-                   f"{len(self.errata)} errata shown (printed fails, corrected holds)")
+        out.append(self.summary())
         out.append("References:")
         out.extend(f"  [seed {k}] {REFERENCES[k]}" for k in self.seeds)
         return "\n".join(out)
 
     __repr__ = __str__
 
-    def to_latex(self):
-        """A LaTeX fragment (``\\section*`` per family, ``\\subsection*`` per step)."""
-        def esc(t):
-            return (t.replace("\\", r"\textbackslash{}").replace("_", r"\_").replace("%", r"\%")
-                    .replace("&", r"\&").replace("#", r"\#"))
-        out = [rf"\section*{{{esc(self.title)}}}", rf"Instance: {esc(self.instance)}.", ""]
+    def to_latex(self, standalone=False, figures=None):
+        """LaTeX: a ``\\section*`` per family and a ``\\subsection*`` per step; the prose is
+        escaped and its symbols are set in math mode, so that the output is plain ASCII and
+        compiles with pdflatex, xelatex or lualatex. ``standalone=True`` wraps it in a
+        complete document (preamble with amsmath and amssymb). ``figures``: ``{name: path}``
+        from :meth:`save_figures` (included with graphicx)."""
+        T = tex_text
+        out = [rf"\section*{{{T(self.title)}}}",
+               rf"Instance: {T(self.instance)} (seed {self.seed}).", ""]
         for i, s in enumerate(self.steps, 1):
-            out.append(rf"\subsection*{{{i}. {esc(s.title)} ({esc(s.source)})}}")
-            out.append(esc(s.text))
-            out.append(r"\begin{gather*}" + " \\\\\n".join(_split_latex(s.latex))
-                       + r"\end{gather*}")
-            for c in s.checks:
-                out.append(esc("Check " + c.line()) + r"\\")
+            out.append(rf"\subsection*{{{i}. {T(s.title)}}}")
+            out.append(rf"\emph{{{T(s.source)}.}} {T(s.text)}")
+            out.append(_gather(s.latex_lines))
+            if s.error is not None:
+                out.append(r"\textbf{Could not run:} " + T(s.error[:300]) + r"\par")
+            if s.algebra:
+                out.append(r"\paragraph{SymPy.}")
+                out.append(_gather([ln for lbl, _, tex in s.algebra
+                                    for ln in _algebra_latex(T(lbl), tex)]))
+            if s.table is not None:
+                out.append(_latex_table(*s.table))
+            if s.checks:
+                out.append(_latex_checks(s.checks))
             for e in s.errata:
-                out.append(rf"\paragraph{{Erratum ({esc(e.source)}).}} {esc(e.text)}")
-                out.append(r"Printed: \begin{equation*}" + e.printed_latex + r"\end{equation*}")
-                out.append(esc(e.printed.line()) + r"\\")
-                out.append(r"Corrected: \begin{equation*}" + e.corrected_latex
-                           + r"\end{equation*}")
-                out.append(esc(e.corrected.line()) + r"\\")
+                out.append(rf"\paragraph{{Erratum ({T(e.source)}).}} {T(e.text)}")
+                out.append(r"Printed:" + _gather([e.printed_latex]))
+                out.append(r"Corrected:" + _gather([e.corrected_latex]))
+                out.append(_latex_checks([e.printed, e.corrected],
+                                         ["printed, fails as it should"
+                                          if not e.printed.passed else "printed, PASSES (!)",
+                                          None]))
+            for n in s.notes:
+                out.append(rf"\paragraph{{Note: {_NOTE_KIND[n.kind]} ({T(n.source)}).}} "
+                           f"{T(n.text)}")
+                if n.latex:
+                    out.append(_gather([n.latex]))
+                if n.checks:
+                    out.append(_latex_checks(n.checks))
+            if s.figure is not None and figures and s.figure.name in figures:
+                out += [r"\begin{center}",
+                        rf"\includegraphics[width=0.8\linewidth]{{{figures[s.figure.name]}}}\\",
+                        rf"\small {T(s.figure.caption)}", r"\end{center}"]
             out.append("")
-        return "\n".join(out)
+        out.append(T(self.summary()) + r"\par")
+        out.append(r"\subsection*{References}")
+        out.append(r"\begin{itemize}")
+        out += [rf"\item[] [seed {k}] {T(REFERENCES[k])}" for k in self.seeds]
+        out.append(r"\end{itemize}")
+        body = "\n".join(out)
+        if not standalone:
+            return body
+        return (LATEX_PREAMBLE + rf"\title{{{T(self.title)}}}" + "\n" + r"\date{}" + "\n"
+                + r"\begin{document}" + "\n" + body + "\n" + r"\end{document}" + "\n")
 
     def _check_rows(self, s):
         rows = []
@@ -258,216 +435,119 @@ class Walkthrough:
                          "fails, as it should" if not e.printed.passed else "UNEXPECTED PASS"))
             rows.append(("corrected", e.corrected.what, e.corrected.residual, e.corrected.tol,
                          "pass" if e.corrected.passed else "FAIL"))
+        for n in s.notes:
+            for c in n.checks:
+                rows.append(("note", c.what, c.residual, c.tol,
+                             "pass" if c.passed else "FAIL"))
         return rows
 
-    def to_markdown(self):
-        """Markdown with ``$$…$$`` display math (MyST / GitHub / Jupyter)."""
-        out = [f"# {self.title}", "", f"Instance: {self.instance} (seed {self.seed}).", ""]
+    def to_markdown(self, figures=None, heading="#"):
+        """Markdown with ``$$…$$`` display math (GitHub, Jupyter, MyST). ``figures``:
+        ``{name: path or URL}`` of the saved figures, shown at their steps."""
+        h2 = heading + "#"
+        out = [f"{heading} {self.title}", "",
+               f"Instance: {self.instance} (`refmodels derive {self.family} --seed "
+               f"{self.seed}`).", ""]
         for i, s in enumerate(self.steps, 1):
-            out += [f"## {i}. {s.title}", "", f"*{s.source}.* {s.text}", ""]
-            for ln in _split_latex(s.latex):
+            out += [f"{h2} {i}. {s.title}", "", f"*{_md_prose(s.source)}.* {_md_prose(s.text)}",
+                    ""]
+            for ln in s.latex_lines:
                 out += ["$$", ln, "$$", ""]
+            if s.error is not None:
+                out += [f"**Could not run:** {s.error[:300]}", ""]
+            if s.algebra:
+                out += ["SymPy, computed:", ""]
+                for lbl, _, tex in s.algebra:
+                    out += [f"* {lbl}:", "", "  $$", "  " + tex, "  $$", ""]
+            if s.table is not None:
+                out += _md_table(*s.table) + [""]
             for e in s.errata:
-                out += [f"**Erratum ({e.source}).** {e.text}", "", "Printed:", "", "$$",
-                        e.printed_latex, "$$", "", "Corrected:", "", "$$", e.corrected_latex,
-                        "$$", ""]
-            out += ["| | check | residual | tol | result |", "|---|---|---|---|---|"]
-            for kind, what, r, tol, res in self._check_rows(s):
-                out.append(f"| {kind} | {what} | {r:.2e} | {tol:.0e} | {res} |")
-            out.append("")
-        out += ["## References", ""]
+                out += [f"> **Erratum ({_md_prose(e.source)}).** {_md_prose(e.text)}", ">",
+                        "> Printed:", ">", "> $$", "> " + e.printed_latex, "> $$", ">",
+                        "> Corrected:", ">", "> $$", "> " + e.corrected_latex, "> $$", ""]
+            for n in s.notes:
+                out += [f"> **Note: {_NOTE_KIND[n.kind]} ({_md_prose(n.source)}).** "
+                        f"{_md_prose(n.text)}", ""]
+                if n.latex:
+                    out += ["$$", n.latex, "$$", ""]
+            if s.figure is not None and figures and s.figure.name in figures:
+                out += [f"![{s.figure.caption}]({figures[s.figure.name]})", "",
+                        f"*{s.figure.caption}*", ""]
+            rows = self._check_rows(s)
+            if rows:
+                out += ["| | check | residual | tol | result |", "|---|---|---|---|---|"]
+                for kind, what, r, tol, res in rows:
+                    out.append(f"| {kind} | {_md_cell(what)} | {fmt_residual(r)} | {tol:.0e} "
+                               f"| {res} |")
+                out.append("")
+        out += [f"{self.summary()}.", "", f"{h2} References", ""]
         out += [f"* [seed {k}] {REFERENCES[k]}" for k in self.seeds]
         return "\n".join(out) + "\n"
 
-    def to_rst(self, heading="="):
-        """reStructuredText for Sphinx (``.. math::`` blocks, a table of checks per step)."""
+    def to_rst(self, heading="=", figures=None):
+        """reStructuredText for Sphinx (``.. math::`` blocks, a table of checks per step,
+        admonitions for errata and notes). ``figures``: ``{name: path}`` relative to the
+        page."""
         sub = "-" if heading == "=" else "~"
         title = f"{self.title}"
         out = [title, heading * len(title), "",
-               f"The canonical formulation SPEC {self.section} (see :doc:`/conventions`), derived "
-               f"step by step and executed on one small random instance: {self.instance} "
-               f"(``refmodels.derive.derive"
-               f"(\"{self.family}\", seed={self.seed})``). Every step shows its formula, the "
-               "paper and equation it follows, and numerical checks; where a paper has an "
-               "erratum, the printed version is evaluated beside the corrected one.", ""]
+               "The canonical formulation (the one scaling this package uses; see "
+               ":doc:`/conventions`), derived step by step and executed on one small random "
+               f"instance: {_rst_escape(self.instance)} (``refmodels derive {self.family} "
+               f"--seed {self.seed}``). Every step shows its formula, the paper and "
+               "equation it follows, and numerical checks; where a paper has an erratum, the "
+               "printed version is evaluated beside the corrected one.", ""]
         for i, s in enumerate(self.steps, 1):
             t = f"{i}. {s.title}"
-            out += [t, sub * len(t), "", f"*{_rst_escape(s.source)}.* {_rst_escape(s.text)}", "",
-                    ]
-            for ln in _split_latex(s.latex):
+            out += [t, sub * len(t), "", f"*{_rst_escape(s.source)}.* {_rst_escape(s.text)}",
+                    ""]
+            for ln in s.latex_lines:
                 out += [".. math::", "", "   " + ln, ""]
+            if s.error is not None:
+                out += [".. error::", "", "   Could not run: " + _rst_escape(s.error[:300]), ""]
+            if s.algebra:
+                out += ["SymPy, computed (not typed):", ""]
+                for lbl, _, tex in s.algebra:
+                    out += [f"* {_rst_escape(lbl)}:", "", "  .. math::", "", "     " + tex, ""]
+            if s.table is not None:
+                out += _rst_table(*s.table) + [""]
             for e in s.errata:
-                out += [".. admonition:: Erratum", "", f"   *{_rst_escape(e.source)}.* "
-                        f"{_rst_escape(e.text)}", "", "   Printed:", "", "   .. math::", ""]
-                out += ["      " + ln for ln in e.printed_latex.splitlines()]
-                out += ["", "   Corrected:", "", "   .. math::", ""]
-                out += ["      " + ln for ln in e.corrected_latex.splitlines()]
+                out += [".. admonition:: Erratum (wrong in the paper)", "",
+                        f"   *{_rst_escape(e.source)}.* {_rst_escape(e.text)}", "",
+                        "   Printed:", "", "   .. math::", "", "      " + e.printed_latex, "",
+                        "   Corrected:", "", "   .. math::", "", "      " + e.corrected_latex,
+                        ""]
+            for n in s.notes:
+                out += [f".. admonition:: Note: {_NOTE_KIND[n.kind]}", "",
+                        f"   *{_rst_escape(n.source)}.* {_rst_escape(n.text)}", ""]
+                if n.latex:
+                    out += ["   .. math::", "", "      " + n.latex, ""]
+            if s.figure is not None and figures and s.figure.name in figures:
+                out += [f".. figure:: {figures[s.figure.name]}", "   :width: 85%", "",
+                        "   " + _rst_escape(s.figure.caption), ""]
+            rows = self._check_rows(s)
+            if rows:
+                out += [".. list-table::", "   :header-rows: 1", "   :widths: 14 50 12 8 16", "",
+                        "   * - \u00a0", "     - check", "     - residual", "     - tol",
+                        "     - result"]
+                for kind, what, r, tol, res in rows:
+                    out += [f"   * - {kind}", f"     - {_rst_escape(what)}",
+                            f"     - {fmt_residual(r)}",
+                            f"     - {tol:.0e}", f"     - {res}"]
                 out.append("")
-            out += [".. list-table::", "   :header-rows: 1", "   :widths: 14 50 12 8 16", "",
-                    "   * - \u00a0", "     - check", "     - residual", "     - tol",
-                    "     - result"]
-            for kind, what, r, tol, res in self._check_rows(s):
-                out += [f"   * - {kind}", f"     - {_rst_escape(what)}", f"     - {r:.2e}",
-                        f"     - {tol:.0e}", f"     - {res}"]
-            out.append("")
-        out += ["References", sub * 10, ""]
+        out += [_rst_escape(self.summary()) + ".", "", "References", sub * 10, ""]
         out += [f"* [seed {k}] {_rst_escape(REFERENCES[k])}" for k in self.seeds]
         return "\n".join(out) + "\n"
 
 
-_BREAKS = re.compile(r"\\qquad|;\\quad|,\\quad|\\quad\\text\{s\.t\.\}\\quad|"
-                     r"\\ \\text\{s\.t\.\}\\ ")
+def _algebra_latex(label, tex):
+    """A SymPy line as display lines: the label beside the expression, or on a line of its
+    own above it when the two together are longer than 160 characters of LaTeX (about where
+    such a line overflows the text width of the standalone document)."""
+    if len(label) + len(tex) > 160:
+        return [rf"\text{{{label}:}}", tex]
+    return [rf"\text{{{label}:}}\quad {tex}"]
 
 
-def _split_latex(tex, width=70):
-    """Split a long display formula into lines at top-level separators (``\\qquad``,
-    ``;\\quad``, ``,\\quad`` and "s.t."), outside braces and environments."""
-    if len(tex) <= width:
-        return [tex]
-    cuts, depth, env = [], 0, 0
-    for mt in _BREAKS.finditer(tex):
-        pre = tex[:mt.start()]
-        depth = pre.count("{") - pre.count("}")
-        env = pre.count("\\begin") - pre.count("\\end")
-        if depth == 0 and env == 0:
-            cuts.append(mt)
-    lines, start = [], 0
-    for mt in cuts:
-        if mt.start() - start > width * 0.5:
-            keep = mt.group(0)
-            head = tex[start:mt.start()] + (keep[0] if keep[0] in ",;" else "")
-            lines.append(head.strip())
-            start = mt.end() if "s.t." not in keep else mt.start()
-    lines.append(tex[start:].strip())
-    out = []
-    for ln in lines:
-        if ln.startswith("\\quad\\text{s.t.}\\quad") or ln.startswith("\\ \\text{s.t.}\\ "):
-            ln = "\\text{s.t.}\\ " + ln.split("}", 1)[1].lstrip("\\quad").lstrip("\\ ")
-        out.append(ln)
-    return [ln for ln in out if ln]
-
-
-def _rst_escape(t):
-    return t.replace("\\", "\\\\").replace("*", "\\*").replace("`", "\\`").replace("|", "\\|")
-
-
-# ----------------------------------------------------------------------------- helpers
-
-def _binary_instance(rng, m=10, d=3):
-    X = rng.normal(size=(m, d))
-    y = np.where(X[:, 0] + 0.7 * rng.normal(size=m) > 0, 1, -1)
-    y[0], y[1] = 1, -1
-    return X, y
-
-
-_SYM_DATA = []     # (symbol, value) of the data entries of the expression being built
-
-
-def _sym_gradient(build, blocks, point):
-    """Gradient of a SymPy expression, evaluated numerically.
-
-    ``blocks``: ordered ``{name: size}`` of vector symbols; ``build(sym)`` gets
-    ``{name: sympy.Matrix column of symbols}`` and returns the expression; ``point``:
-    ``{name: array}``. Data matrices enter through :func:`_sym_matrix` as symbols too (their
-    values are substituted only when the derivative is evaluated). Returns
-    ``{name: gradient array}`` computed by ``sympy.diff`` and ``sympy.lambdify`` (nothing
-    typed)."""
-    import sympy as sp
-
-    _SYM_DATA.clear()
-    syms = {k: sp.Matrix(sp.symbols(f"{k}0:{n}")) for k, n in blocks.items()}
-    expr = build(syms)
-    data = list(_SYM_DATA)
-    _SYM_DATA.clear()
-    flat = [s for v in syms.values() for s in v]
-    grad = [sp.diff(expr, s) for s in flat]
-    f = sp.lambdify(flat + [d for d, _ in data], grad, "numpy")
-    args = np.concatenate([np.asarray(point[k], float).ravel() for k in blocks]
-                          + [np.array([v for _, v in data], float)])
-    vals = np.asarray(f(*args), dtype=float)
-    out, pos = {}, 0
-    for k, n in blocks.items():
-        out[k] = vals[pos:pos + n]
-        pos += n
-    return out
-
-
-def _sym_matrix(A):
-    """A data array as a SymPy matrix of fresh symbols (values kept for evaluation)."""
-    import sympy as sp
-
-    A = np.atleast_2d(np.asarray(A, float))
-    n0 = len(_SYM_DATA)
-    syms = sp.symbols(f"data{n0}:{n0 + A.size}")
-    _SYM_DATA.extend(zip(syms, A.ravel()))
-    return sp.Matrix(A.shape[0], A.shape[1], syms)
-
-
-_SYMPY_TEXT = ("SymPy differentiates the Lagrangian (built symbolically on the first 4 points "
-               "and 3 features of the instance); the check compares its gradient at a random "
-               "point with the stationarity expressions as the paper states them.")
-
-
-def _line_min(phi, lo, hi):
-    """Minimiser of a scalar function on ``[lo, hi]`` by a bounded scalar search (SciPy),
-    independent of any closed form."""
-    from scipy.optimize import minimize_scalar
-
-    res = minimize_scalar(phi, bounds=(lo, hi), method="bounded",
-                          options={"xatol": 1e-12, "maxiter": 500})
-    return float(res.x)
-
-
-def _cert_residual(cert):
-    """Largest scaled residual of a certificate (0 when it holds exactly)."""
-    return max(abs(s) for _, s in cert.residuals.values())
-
-
-def _certificate_check(prob, what, **point):
-    """The check that ``prob``'s KKT certificate of ``prob.solution_from(**point)`` holds
-    (its largest scaled residual is 0 to 1e-6); ``what`` names the point."""
-    cert = prob.certify(prob.solution_from(**point))
-    return Check(f"KKT certificate of {what}: largest scaled residual", _cert_residual(cert),
-                 0.0, 1e-6)
-
-
-def _box_cd(Qm, lin, upper, x0=None, epochs=400, const=None):
-    """Dual coordinate descent on ``1/2 x^T Qm x + lin^T x``, ``0 <= x <= upper`` with the
-    closed-form step of seed 002 Alg. 1: ``x_i <- clip(x_i - g_i / Qm_ii, 0, upper_i)``."""
-    n = Qm.shape[0]
-    x = np.zeros(n) if x0 is None else np.array(x0, float)
-    up = np.broadcast_to(np.asarray(upper, float), (n,))
-    g = Qm @ x + lin
-    for _ in range(epochs):
-        for i in range(n):
-            if Qm[i, i] <= 0:
-                continue
-            new = min(max(x[i] - g[i] / Qm[i, i], 0.0), up[i])
-            d = new - x[i]
-            if d != 0.0:
-                g += d * Qm[:, i]
-                x[i] = new
-    return x
-
-
-def _cd_step_checks(Qm, lin, upper, x_star, rng, tol=1e-6):
-    """The closed-form coordinate step against a bounded line search on the same 1-D
-    restriction, and CD run to convergence against the CVXPY optimum ``x_star``."""
-    n = Qm.shape[0]
-    up = np.broadcast_to(np.asarray(upper, float), (n,))
-    x = rng.uniform(0, 1, n) * np.where(np.isfinite(up), up, 1.0)
-    i = int(rng.integers(n))
-    g = Qm[i] @ x + lin[i]
-    closed = min(max(x[i] - g / Qm[i, i], 0.0), up[i])
-
-    def phi(t):
-        z = x.copy()
-        z[i] = t
-        return 0.5 * z @ Qm @ z + lin @ z
-    hi = up[i] if np.isfinite(up[i]) else abs(x[i]) + 10 * (abs(g) / Qm[i, i] + 1)
-    searched = _line_min(phi, 0.0, hi)
-    xcd = _box_cd(Qm, lin, upper)
-    return [Check(f"closed-form step on coordinate {i} = bounded line search on the same "
-                  "1-D restriction", closed, searched, 1e-6),
-            Check("coordinate descent from 0, 400 epochs = the CVXPY dual optimum",
-                  xcd, x_star, tol)]
+_NOTE_KIND = {"convention": "a convention the paper states",
+              "remark": "what goes on (not an error)"}
