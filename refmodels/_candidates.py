@@ -215,7 +215,10 @@ def _candidates(around):
     m = prob.m
     has_b = prob.has_intercept
     b = pt.b
-    fi = "fit_intercept" in inspect.signature(type(prob).__init__).parameters
+    # a free intercept by the family's own fit_intercept (SVM); ODM/ODML/LDM's fit_intercept
+    # is a regularised constant feature (a bias_feature), tried below as such
+    fi = ("fit_intercept" in inspect.signature(type(prob).__init__).parameters
+          and "bias_feature" not in prob.capabilities)
 
     def same(**ch):
         return lambda: around.posed(around.problem(**ch))
