@@ -33,6 +33,7 @@ class FakeClock:
 def clock(monkeypatch):
     c = FakeClock()
     monkeypatch.setattr(B, "clock", c)
+    monkeypatch.setattr(B, "MIN_SAMPLE", 0.0)           # one call per side and round
     return c
 
 
@@ -57,6 +58,16 @@ def test_measure_alternates_the_order(clock):
         return run
     B.measure(side("ours"), side("peer"), 4)
     assert order == ["ours", "peer", "peer", "ours", "ours", "peer", "peer", "ours"]
+
+
+def test_measure_calls_a_fast_side_several_times(monkeypatch):
+    c = FakeClock()
+    monkeypatch.setattr(B, "clock", c)
+    ours, peer = c.solver(0.01), c.solver(1.0)
+    res = B.measure(ours, peer, 3, min_sample=0.25)
+    assert res["number"] == [25, 1]                    # 25 calls make a quarter second
+    assert res["t_ours"] == pytest.approx(0.01) and res["ratio"] == pytest.approx(0.01)
+    assert res["outs"] == [1 + 3 * 25, 1 + 3]          # the calibration call, then rounds
 
 
 @pytest.mark.parametrize("ratio, noise, verdict", [

@@ -6,8 +6,9 @@
 Each comparison times our solver against a peer (LIBLINEAR, skglm, LIBSVM, KernelRidge,
 CVXPY, LIBODM) **in one process, after warm-up**: the first call of each side on a small
 instance (numba compiling or loading its cache, skglm's compile) is timed and reported
-apart, never in the ratio. Then ``--repeat`` rounds (default 5) each run both sides once,
-in alternating order (ours first, then the peer first, ...), and give one ratio
+apart, never in the ratio. Then ``--repeat`` rounds (default 5) each run both sides, in
+alternating order (a side that takes less than a quarter second is called as many times as
+make a quarter second, ``timeit``'s autorange) (ours first, then the peer first, ...), and give one ratio
 ``time(ours) / time(peer)``: the two runs of a round are seconds apart, so a change of the
 machine's load between rounds moves both. The ratio of the comparison is the **median** of
 the rounds' ratios; its **noise** is the largest relative distance of a round's ratio from
@@ -67,6 +68,9 @@ RECORD_NAME = "bench"
 #: to this much from one run to the next with the code unchanged (validation/decisions.md)
 FLOOR = 0.35
 REPEAT = 5
+#: a side faster than this is called several times per round (``timeit``'s autorange, as
+#: asv does): one call of a few milliseconds is mostly the machine's jitter
+MIN_SAMPLE = 0.25
 #: the clock of the timed rounds (a test replaces it with a fake one)
 clock = time.perf_counter
 
@@ -86,6 +90,8 @@ class Sides:
     warm_peer: Callable | None = None
     check: Callable | None = None
     size: str = ""
+    #: BLAS threads of both sides during the rounds (None: the library's default)
+    blas_threads: int | None = None
 
 
 @dataclass
@@ -197,9 +203,13 @@ def _kernel_ridge(quick):
     def check(a, b):
         return f"max |coef error| {float(np.max(np.abs(np.asarray(a.coef) - b.dual_coef_))):.1e}"
 
+    # both sides are one LAPACK solve: with the default two threads on the loaded 2-core
+    # machine the ratio jumped between 0.97 and 2.3 from one run to the next (whichever
+    # side's threads waited more), so both run on one thread, as the script's record did
     return Sides(ours, peer, lambda: ours(Xtr[:100], ytr[:100], Xte[:20]),
                  lambda: peer(Xtr[:100], Xte[:20]), check,
-                 f"DRM alpha = 0, {n} train / {n_test} test, RBF")
+                 f"DRM alpha = 0, {n} train / {n_test} test, RBF, 1 BLAS thread",
+                 blas_threads=1)
 
 
 def _kernel_odm_cvxpy(quick):
@@ -280,25 +290,36 @@ def _silently(fn):
         return fn()
 
 
-def measure(ours, peer, repeat):
-    """``repeat`` rounds of one call of each side, the order alternating; returns the
-    median of the rounds' ratios ``t_ours / t_peer``, its noise ``max |r / median - 1|``,
-    the median times and the last outputs (timed by :data:`clock`)."""
+def measure(ours, peer, repeat, min_sample=None):
+    """``repeat`` rounds of each side, the order alternating; returns the median of the
+    rounds' ratios ``t_ours / t_peer``, its noise ``max |r / median - 1|``, the median times
+    (per call) and the last outputs (timed by :data:`clock`). A side whose first call took
+    less than ``min_sample`` seconds (default :data:`MIN_SAMPLE`; 0: no such call) is called
+    ``ceil(min_sample / t)`` times per round (at most 1000), its time per call the mean."""
     timer = clock
+    min_sample = MIN_SAMPLE if min_sample is None else min_sample
+    number = [1, 1]
+    if min_sample > 0:
+        for side, fn in enumerate((ours, peer)):
+            t0 = timer()
+            _silently(fn)
+            number[side] = int(min(1000, max(1, np.ceil(min_sample / max(timer() - t0,
+                                                                        1e-9)))))
     ratios, t_ours, t_peer, outs = [], [], [], [None, None]
     for r in range(max(1, int(repeat))):
         t = [0.0, 0.0]
         for side in ((0, 1) if r % 2 == 0 else (1, 0)):
             fn = ours if side == 0 else peer
             t0 = timer()
-            outs[side] = _silently(fn)
-            t[side] = timer() - t0
+            for _ in range(number[side]):
+                outs[side] = _silently(fn)
+            t[side] = (timer() - t0) / number[side]
         t_ours.append(t[0])
         t_peer.append(t[1])
         ratios.append(t[0] / max(t[1], 1e-12))
     med = statistics.median(ratios)
     noise = max(abs(x / med - 1.0) for x in ratios) if med > 0 else float("inf")
-    return {"ratio": med, "noise": noise, "ratios": ratios,
+    return {"ratio": med, "noise": noise, "ratios": ratios, "number": number,
             "t_ours": statistics.median(t_ours), "t_peer": statistics.median(t_peer),
             "outs": outs}
 
@@ -431,7 +452,13 @@ def main(argv=None):
         if sides.warm_peer is not None:
             _silently(sides.warm_peer)
         c_peer = time.perf_counter() - t0
-        res = measure(ours, sides.peer, args.repeat)
+        if sides.blas_threads is None:
+            res = measure(ours, sides.peer, args.repeat)
+        else:
+            from threadpoolctl import threadpool_limits
+
+            with threadpool_limits(limits=sides.blas_threads, user_api="blas"):
+                res = measure(ours, sides.peer, args.repeat)
         res["compile"] = (c_ours, c_peer)
         res["check"] = sides.check(*res["outs"]) if sides.check else ""
         res["size"] = sides.size
