@@ -33,6 +33,9 @@ def solve(prob, method=None, tol=None, max_iter=None, random_state=None, warm_st
         The algorithm by name (family specific; ``None`` picks a sensible default).
     tol, max_iter : stopping tolerance and iteration cap (family defaults when None).
     random_state : int, Generator or None; for the randomised methods (permutations, SGD).
+        Calls with the same int (or a Generator in the same state) take the same steps and
+        return the same numbers; None draws a new seed at each call, as scikit-learn does,
+        so the iteration count of a randomised method varies from call to call.
     warm_start : Solution or None; a previous solution to start from.
     workspace : refmodels.Workspace or None; where the Gram, the feature map and the
         solvers' data layouts are kept for later calls (``fast.path`` passes one to every

@@ -61,6 +61,7 @@ variables exploiting the rank ``d`` of ``Q`` (``lowrank_polish`` of :func:`run`)
 """
 from __future__ import annotations
 
+import functools
 import time
 from collections import namedtuple
 
@@ -71,7 +72,7 @@ from numba import njit
 from . import _chunk
 from . import _kernels as _K
 from ._chunk import PAUSED
-from ._polish import active_set_qp, active_set_qp_lowrank
+from ._polish import active_set_qp, active_set_qp_lowrank, one_blas_thread
 from ._rows import row_arrays, row_axpy, row_dot, row_sqnorms
 
 #: default DCD tolerance on the projected gradient (absolute; gradients are O(1) in every
@@ -97,6 +98,12 @@ LOWRANK_FLOOR = 1e6
 #: the previous point of a path) or the epochs have run ``LOWRANK_MIN_EPOCHS`` (below, the
 #: descent alone usually stops first: C <= 2^8 on [0,1]-scaled australian, german)
 LOWRANK_MIN_EPOCHS = 1000
+#: the candidate polish (``candidate_polish`` of :func:`run`): the variables at a bound whose
+#: gradient is within ``CANDIDATE_BAND * max |p|`` of zero join the free ones ...
+CANDIDATE_BAND = 0.1
+#: ... and it is tried once the free set has nearly settled: at most this fraction of it
+#: changed since the previous check
+SETTLED_FRACTION = 0.1
 
 MODE_GRAM, MODE_CACHE, MODE_LINEAR, MODE_CSR = 0, 1, 2, 3
 #: dense data with at most this fraction of nonzeros runs the linear path on CSR (a CSR step
@@ -211,9 +218,21 @@ class Oracle:
         return qy * np.asarray(self.X @ w).ravel(), w
 
 
+def _blas_one_thread(fn):
+    """Run ``fn`` with BLAS on one thread (:func:`fast._polish.one_blas_thread`): the
+    driver's products and polishes are matrix-vector products and small factorisations."""
+    @functools.wraps(fn)
+    def wrapped(*args, **kwargs):
+        with one_blas_thread():
+            return fn(*args, **kwargs)
+    return wrapped
+
+
+@_blas_one_thread
 def run(oracle, *, sign, lo, hi, p, dg, alpha0, u0=None, tol, max_iter, seed, shrinking=True,
         polish=True, polish_every=50, polish_max=1500, polish_stable_only=False,
-        primal=None, gap_tol=None, gap_target=None, lowrank_polish=True):
+        primal=None, gap_tol=None, gap_target=None, lowrank_polish=True,
+        candidate_polish=False):
     """Run the DCD on ``n = k m`` variables: ``k`` signed copies of each of the ``m`` points.
 
     ``sign`` (k,) is ``sigma`` per copy; ``lo``, ``hi``, ``p``, ``dg`` are per copy too (a
@@ -255,6 +274,23 @@ def run(oracle, *, sign, lo, hi, p, dg, alpha0, u0=None, tol, max_iter, seed, sh
     without the stop; LDM on haberman, d = 3, at C = 2^20: 100,000 epochs, the dense polish
     refused on its 300 free variables) and the active set walks to the vertex in O(m) steps
     of O(m d).
+
+    ``candidate_polish`` (default off; the SVM turns it on): where the low-rank polish on
+    all the variables does not apply but ``Q = Z Z^T`` still has rank ``d`` (the linear
+    path, one copy, no diagonal, more than :data:`LOWRANK_MAX_D` features and at most
+    ``polish_max``), the polish is
+    the active set on the *candidates*: the free variables and those at a bound whose
+    gradient is within ``CANDIDATE_BAND * max |p|`` of zero (a point near the margin may
+    still cross it), the others held where they are. It is tried once at most a fraction
+    :data:`SETTLED_FRACTION` of the free set changed between two checks (the exact "the
+    same at two checks" of the other polishes depends on the permutations: from one seed to
+    the next it came hundreds of epochs apart, or not before ``max_iter``), within the
+    budget of the low-rank polish, by :func:`fast._polish.active_set_qp_lowrank` on the
+    candidates' rows of ``Z`` when they outnumber the features (its steps factorise a
+    ``d x d`` matrix), else by the dense active set on their ``Q``. If a candidate left out
+    should have moved, the descent that follows sees it and the next check polishes again.
+
+    The driver runs with BLAS on one thread (:func:`fast._polish.one_blas_thread`).
     """
     m = oracle.m
     bsign = np.ascontiguousarray(np.atleast_1d(sign), dtype=np.float64)
@@ -283,6 +319,12 @@ def run(oracle, *, sign, lo, hi, p, dg, alpha0, u0=None, tol, max_iter, seed, sh
             and not np.any(bdg) and oracle.d <= LOWRANK_MAX_D and 2 * oracle.d < m):
         Xl = oracle.X.toarray() if sp.issparse(oracle.X) else oracle.X
         Zlr = np.ascontiguousarray((bsign[0] * oracle.qy)[:, None] * Xl, dtype=np.float64)
+    # the candidate polish: the low-rank structure without the low-rank polish on all the
+    # variables (too many features for its steps)
+    cand = (candidate_polish and polish and Zlr is None and mode in (MODE_LINEAR, MODE_CSR)
+            and k == 1 and not np.any(bdg) and oracle.d <= polish_max)
+    n_candidate_steps = 0
+    band = CANDIDATE_BAND * float(np.max(np.abs(bp)))
     dcd_work = 0.0
     copies = Copies(bsign, bp, bdg, blo, bhi)
     rows = _K.NO_ROWS if oracle.rows is None else oracle.rows.src
@@ -321,7 +363,7 @@ def run(oracle, *, sign, lo, hi, p, dg, alpha0, u0=None, tol, max_iter, seed, sh
         n_unshrink += int(stats[ST_UNSHRINK])
         n_updates += int(stats[ST_UPDATES])
         converged = bool(stats[ST_CONVERGED])
-        if Zlr is not None:
+        if Zlr is not None or cand:
             dcd_work += oracle.d * (stats[ST_UPDATES] + stats[ST_EPOCHS] * n)
         if converged and primal is not None and gap_tol is not None:
             u_now = u_of(alpha)
@@ -372,6 +414,20 @@ def run(oracle, *, sign, lo, hi, p, dg, alpha0, u0=None, tol, max_iter, seed, sh
                 s, w = oracle.product(u_of(alpha))
                 free = (alpha > lo) & (alpha < hi)
             polish_time += time.perf_counter() - tp
+        elif cand:
+            # nearly settled: at most SETTLED_FRACTION of the free set changed
+            if last_free is not None and (np.count_nonzero(free != last_free)
+                                          <= SETTLED_FRACTION * max(1, np.count_nonzero(free))):
+                tp = time.perf_counter()
+                steps = _candidate_polish(oracle, sign * s[idx] + p, alpha, lo, hi, bsign[0],
+                                          band, LOWRANK_WORK * dcd_work + LOWRANK_FLOOR)
+                n_candidate_steps += abs(steps)
+                polish_gap *= 2
+                if steps > 0:
+                    n_polish += 1
+                    s, w = oracle.product(u_of(alpha))
+                    free = (alpha > lo) & (alpha < hi)
+                polish_time += time.perf_counter() - tp
         elif polish_stable_only is False or (last_free is not None
                                            and np.array_equal(free, last_free)):
             tp = time.perf_counter()
@@ -415,6 +471,8 @@ def run(oracle, *, sign, lo, hi, p, dg, alpha0, u0=None, tol, max_iter, seed, sh
     }
     if Zlr is not None:
         info["lowrank_steps"] = n_lowrank_steps
+    if cand:
+        info["candidate_steps"] = n_candidate_steps
     if mode == MODE_CACHE:
         info.update(cache_slots=int(oracle.rows.n_slots),
                     row_requests=int(stats[_K.ROW_REQ]), row_misses=int(stats[_K.ROW_MISS]))
@@ -429,6 +487,33 @@ def _not_finite(what, epochs):
     raise SolverError(f"the dual coordinate descent met {what} that is not finite (NaN or "
                       f"overflow) after {epochs} epochs: the problem's numbers are beyond "
                       "float64 at this scale")
+
+
+def _candidate_polish(oracle, g, alpha, lo, hi, sigma, band, budget):
+    """The candidate polish of :func:`run` (one copy ``sigma``, no diagonal, linear path):
+    the box QP on the free variables and those at a bound with ``|g| <= band``, the others
+    fixed, with ``Q = Z Z^T``, ``Z = sigma diag(qy) X``. Modifies ``alpha`` in place when
+    the result lowers the dual objective. Returns the active-set steps taken (1 for the
+    dense active set, which does not count them), positive when the result was kept,
+    negative (or 0) when not."""
+    at_lo = alpha <= lo
+    at_hi = alpha >= hi
+    F = np.flatnonzero(~(at_lo | at_hi) | (at_lo & (g < band)) | (at_hi & (g > -band)))
+    if F.size == 0:
+        return 0
+    XF = oracle.X[F]
+    XF = XF.toarray() if sp.issparse(XF) else XF
+    ZF = np.ascontiguousarray((sigma * oracle.qy[F])[:, None] * XF, dtype=np.float64)
+    gF, x0 = g[F], alpha[F].copy()
+    if F.size > ZF.shape[1]:
+        x, change, steps = active_set_qp_lowrank(ZF, gF, x0, lo[F], hi[F], budget=budget)
+    else:                                   # (F.size <= d <= polish_max: run's rule)
+        x, change = active_set_qp(ZF @ ZF.T, gF, x0, lo[F], hi[F], budget=budget)
+        steps = 1
+    if change < -1e-15 * (1.0 + abs(float(gF @ x0))):
+        alpha[F] = x
+        return max(steps, 1)
+    return -steps
 
 
 def _newton_polish(oracle, idx, sign, p, dg, lo, hi, alpha, s, polish_max, budget=np.inf):

@@ -25,6 +25,22 @@ import scipy.linalg as sla
 #: numerically for smooth kernels)
 EIG_CUTOFF = 1e-12
 
+_BLAS = []
+
+
+def one_blas_thread():
+    """A context in which BLAS / LAPACK run on one thread (threadpoolctl, as scikit-learn's
+    KMeans does around its own loops). The polishes factorise many small matrices (a few
+    hundred rows, ``d x d`` for the low-rank active set) one after another: a second thread
+    gains little on them, and when the machine's cores are busy with other work the BLAS
+    threads wait for each other and every small factorisation takes many times longer
+    (validation/decisions.md has the figures)."""
+    if not _BLAS:
+        from threadpoolctl import ThreadpoolController
+
+        _BLAS.append(ThreadpoolController())   # made once: finding the libraries costs ms
+    return _BLAS[0].limit(limits=1, user_api="blas")
+
 
 def _release(W, x, lo, hi, mult, scale, skip=None):
     """At a working-set optimum: release from the working set ``W`` the bound variable whose

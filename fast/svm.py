@@ -108,8 +108,9 @@ def solve(prob, method=None, tol=None, max_iter=None, random_state=None, warm_st
                                     # bench_odm_path.py --svm-only)
                                     polish_stable_only=(path == "linear"),
                                     # ... but Q = Y X X^T Y has rank d: an active set on
-                                    # all the variables reaches the vertex
-                                    lowrank_polish=True)
+                                    # all the variables reaches the vertex (few features),
+                                    # or on the candidates near the margin (more features)
+                                    lowrank_polish=True, candidate_polish=True)
     coef = y * alpha
     objective = primal(alpha, u, s, w)
     variables = {"alpha": alpha}

@@ -266,3 +266,118 @@ def test_reported_objective_is_the_certificates_on_raw_linear_features():
     cert = prob.certify(sol, reference=False)
     assert sol.status == "optimal" and cert.ok
     assert abs(sol.objective - cert.values["objective"]) <= 1e-9 * cert.values["objective"]
+
+
+# ---------------------------------------------------------------------------------------
+# the caller's tol, reproducibility and the candidate polish of the linear DCD
+# ---------------------------------------------------------------------------------------
+def _standardised(m, d, seed=0, scale=1.0):
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(n_samples=m, n_features=d, n_informative=min(d, 10),
+                               n_redundant=0, flip_y=0.05, random_state=seed)
+    X = (X - X.mean(0)) / X.std(0)
+    return X * scale, np.where(y > 0, 1.0, -1.0)
+
+
+@pytest.mark.parametrize("tol", [1e-2, 1e-4, 1e-7])
+@pytest.mark.parametrize("kw, fit_intercept, kernel", [
+    ({}, False, "linear"),                           # DCD, linear path, d <= 64
+    ({}, False, "linear80"),                         # DCD, linear path, candidate polish
+    ({"method": "dcd", "path": "gram"}, False, "linear"),
+    ({"method": "smo"}, False, "linear"),
+    ({}, False, "rbf"),                              # the SMO
+    ({}, True, "rbf")])                              # the SMO with the equality
+def test_info_tol_is_the_tol_asked(tol, kw, fit_intercept, kernel):
+    """A caller's tol is what every path stops at and reports: ``info['tol']`` (and the
+    DCD's ``tol_final``: no refinement below it), the status honest about it."""
+    X, y = _standardised(400, 80 if kernel == "linear80" else 5, seed=3)
+    k = rm.kernels.RBF(gamma=0.2) if kernel == "rbf" else rm.kernels.Linear()
+    prob = rm.SVM(X, y, C=0.5, kernel=k, fit_intercept=fit_intercept)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        sol = fast.solve(prob, tol=tol, random_state=0, **kw)
+    assert sol.info["tol"] == tol
+    if "tol_final" in sol.info:
+        assert sol.info["tol_final"] == tol and sol.info["n_gap_refine"] == 0
+    assert sol.status in ("optimal", "converged")
+    if sol.status == "optimal":
+        assert prob.certify(sol).ok
+
+
+@pytest.mark.parametrize("d, C, sparse", [(5, 0.1, False), (80, 0.1, False), (80, 10.0, False),
+                                           (80, 1.0, True)])
+def test_same_random_state_same_run(d, C, sparse):
+    """Identical calls with the same random_state take the same steps: the same epochs,
+    polishes and coefficients to the bit (the polish decisions are counted in work, never
+    timed), also for a Generator seeded alike."""
+    import scipy.sparse as sps
+
+    X, y = _standardised(1000, d, seed=5)
+    if sparse:
+        X = sps.csr_matrix(np.where(np.abs(X) < 0.8, 0.0, X))
+
+    def run(rs):
+        return fast.solve(rm.SVM(X, y, C=C), tol=1e-4, random_state=rs)
+
+    a, b = run(7), run(7)
+    assert a.n_iter == b.n_iter
+    for key in ("n_polish", "n_updates", "candidate_steps", "lowrank_steps"):
+        assert a.info.get(key) == b.info.get(key), key
+    np.testing.assert_array_equal(a.coef, b.coef)
+    np.testing.assert_array_equal(a.variables["w"], b.variables["w"])
+    g1, g2 = run(np.random.default_rng(11)), run(np.random.default_rng(11))
+    assert g1.n_iter == g2.n_iter
+    np.testing.assert_array_equal(g1.coef, g2.coef)
+
+
+@pytest.mark.parametrize("m, d, C", [(2000, 20, 0.01), (2000, 100, 0.001)])
+def test_looser_tol_takes_fewer_epochs_than_the_default(m, d, C):
+    """Where the descent reaches the caller's tol by itself, a looser tol stops sooner than
+    the default (which refines to the certificate) and needs no more polishes; both are
+    the optimum to their tolerance."""
+    X, y = _standardised(m, d, seed=0)
+    prob = rm.SVM(X, y, C=C)
+    loose = fast.solve(prob, tol=1e-4, random_state=0)
+    looser = fast.solve(prob, tol=1e-2, random_state=0)
+    default = fast.solve(prob, random_state=0)
+    assert looser.n_iter <= loose.n_iter < default.n_iter
+    assert loose.info["n_polish"] <= default.info["n_polish"]
+    assert loose.info["pg_max_abs"] <= 1e-4 and looser.info["pg_max_abs"] <= 1e-2
+    assert prob.certify(default).ok
+
+
+@pytest.mark.parametrize("scale, C", [(1.0, 0.1), (1.0, 1.0), (1.0, 100.0), (1e-3, 1.0),
+                                      ("outliers", 1.0), ("mixed", 0.01)])
+def test_candidate_polish_certifies_at_many_scales(scale, C):
+    """More than 64 features (the candidate polish): the default solve certifies on
+    standardised features, tiny ones, far outlier rows and features spanning five orders
+    of magnitude, and the polish ran where the descent alone would crawl."""
+    X, y = _standardised(1200, 80, seed=0)
+    if scale == "outliers":
+        X[-5:] *= 1e3
+    elif scale == "mixed":
+        X = X * np.logspace(-2, 3, 80) + 5.0
+    else:
+        X = X * scale
+    prob = rm.SVM(X, y, C=C)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        sol = fast.solve(prob, random_state=0)
+    assert sol.status == "optimal" and prob.certify(sol).ok
+    assert "candidate_steps" in sol.info
+    if scale == 1.0 and C >= 1.0:
+        assert sol.info["n_polish"] >= 1 and sol.info["candidate_steps"] > 0
+
+
+def test_candidate_polish_on_csr_matches_dense():
+    """CSR rows (the polish densifies only the candidates' rows) give the dense optimum."""
+    import scipy.sparse as sps
+
+    X, y = _standardised(800, 90, seed=2)
+    X = np.where(np.abs(X) < 0.7, 0.0, X)
+    dense = fast.solve(rm.SVM(X, y, C=1.0), random_state=0)
+    csr = fast.solve(rm.SVM(sps.csr_matrix(X), y, C=1.0), random_state=0)
+    assert dense.info["path"] == csr.info["path"] == "linear"
+    assert rel(csr.objective, dense.objective) <= 1e-9
+    np.testing.assert_allclose(csr.variables["w"], dense.variables["w"], atol=1e-6)
