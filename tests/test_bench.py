@@ -91,6 +91,13 @@ def test_judge_uses_the_baselines_noise_and_names_new_comparisons():
     assert out["other"] == ("new", None)
 
 
+def test_judge_per_comparison_floor():
+    base = {"a": {"ratio": 1.0, "noise": 0.0}, "b": {"ratio": 1.0, "noise": 0.0}}
+    cur = {"a": {"ratio": 2.5, "noise": 0.0}, "b": {"ratio": 2.5, "noise": 0.0}}
+    out = B.judge(cur, base, floor=0.35, floors={"a": 2.0})
+    assert out["a"] == ("same", 2.0) and out["b"] == ("regressed", 0.35)
+
+
 def _fake_comparisons(clock, ours_seconds):
     def setup(quick):
         return B.Sides(ours=clock.solver(*ours_seconds), peer=clock.solver(1.0),

@@ -20,8 +20,9 @@ comparison for ``--quick`` and for the full sizes apart. A comparison **regresse
     ratio > baseline ratio x (1 + max(noise now, noise of the baseline, floor))
 
 with the floor ``FLOOR`` (``--floor``): the run-to-run change of a quick run's ratios seen on
-the project's shared 2-core machine, where one round's noise can understate it (the
-figures: validation/decisions.md). The command exits 1 when a comparison regresses, 0
+the project's shared 2-core machine, where one run's noise can understate it (the figures:
+validation/decisions.md); a comparison whose ratio moved more than that between runs has
+its own, larger floor (kernel ODM vs CVXPY: 2.0, i.e. a threefold worsening). The command exits 1 when a comparison regresses, 0
 otherwise (a comparison absent from the baseline is reported as new; a peer that is not
 installed or not built is skipped with a message). ``--update-baseline`` writes the ratios
 just measured as the new baseline of the mode run (the other mode's entries are kept);
@@ -100,6 +101,8 @@ class Comparison:
     peer: str
     what: str
     setup: Callable               # setup(quick) -> Sides (or raises Skip)
+    #: this comparison's own floor where its ratio moves more between runs than FLOOR
+    floor: float | None = None
 
 
 # ---------------------------------------------------------------------------------------
@@ -275,8 +278,10 @@ COMPARISONS = [
     Comparison("svc_libsvm", "LIBSVM", "SVM with intercept (RBF), fast SMO vs SVC", _svc),
     Comparison("drm_kernel_ridge", "KernelRidge", "DRM alpha = 0 vs KernelRidge",
                _kernel_ridge),
+    # our side takes ~10 ms at the quick size and CVXPY's 1-2 s by the run (its Python
+    # canonicalisation): the quick ratio ranged 0.0047-0.0133 over six runs of one code
     Comparison("kernel_odm_cvxpy", "CVXPY", "kernel ODM, fast DCD vs the reference dual",
-               _kernel_odm_cvxpy),
+               _kernel_odm_cvxpy, floor=2.0),
     Comparison("odm_libodm", "LIBODM", "ODM RBF, fast DCD vs LIBODM's dual CD", _libodm),
 ]
 
@@ -324,19 +329,22 @@ def measure(ours, peer, repeat, min_sample=None):
             "outs": outs}
 
 
-def judge(current, baseline, floor=FLOOR):
+def judge(current, baseline, floor=FLOOR, floors=None):
     """``{name: verdict}`` for the measured comparisons ``current`` (name -> {"ratio",
     "noise"}) against ``baseline`` (the same, for the mode run): ``"regressed"`` when the
     ratio exceeds the baseline's by more than ``max(noise, baseline noise, floor)``
-    (relative), ``"improved"`` when it is below by more than that, ``"new"`` without a
-    baseline entry, else ``"same"``; with the allowance used."""
+    (relative; ``floors[name]``, where given, raises that comparison's floor),
+    ``"improved"`` when it is below by more than that, ``"new"`` without a baseline entry,
+    else ``"same"``; with the allowance used."""
     out = {}
+    floors = floors or {}
     for name, cur in current.items():
         base = baseline.get(name)
         if base is None:
             out[name] = ("new", None)
             continue
-        allow = max(float(cur["noise"]), float(base["noise"]), float(floor))
+        allow = max(float(cur["noise"]), float(base["noise"]), float(floor),
+                    float(floors.get(name) or 0.0))
         change = cur["ratio"] / base["ratio"] - 1.0
         if change > allow:
             verdict = "regressed"
@@ -467,7 +475,8 @@ def main(argv=None):
               + " ".join(f"{x:.3f}" for x in res["ratios"]) + ")", flush=True)
 
     baseline = load_baseline(args.baseline).get(mode, {})
-    verdicts = judge(results, baseline, args.floor)
+    verdicts = judge(results, baseline, args.floor,
+                     {c.name: c.floor for c in COMPARISONS if c.floor is not None})
     for comp in COMPARISONS:
         if comp.name not in results:
             continue
