@@ -314,8 +314,13 @@ def test_svm_intercept_cache_path_counts_and_agrees_with_gram_path():
     prob = rm.SVM(X, y, C=3.0, kernel=k, fit_intercept=True)
     lazy = fast_svm.solve_svm_with_intercept(prob)          # Gram not built yet: rows on demand
     assert lazy.info["kernel_path"] == "cache" and lazy.info["cache_slots"] == 120
-    prob.gram                                            # once built, the Gram is used
-    g = fast_svm.solve_svm_with_intercept(prob)
+    prob.gram               # built by another call: the SMO keeps its own rows (same run)
+    again = fast_svm.solve_svm_with_intercept(prob)
+    assert again.info["kernel_path"] == "cache"
+    np.testing.assert_array_equal(again.coef, lazy.coef)
+    # the Gram path: the same kernel given as a precomputed Gram
+    g = fast_svm.solve_svm_with_intercept(
+        rm.SVM(prob.gram, y, C=3.0, kernel=rm.kernels.Precomputed(), fit_intercept=True))
     c = fast_svm.solve_svm_with_intercept(prob, cache_size=4 * 8 * 120 / 2**20)
     assert rel(lazy.objective, g.objective) <= 1e-9
     assert g.info["kernel_path"] == "gram" and c.info["kernel_path"] == "cache"
