@@ -107,7 +107,7 @@ CHILD = textwrap.dedent('''
                     dict(method="apg", tol=1e-14), None),
         "MKLm smo": (lambda m: rm.MKLm(*binary(m, 10), kernels=[RBF(0.05), RBF(0.5),
                                                                  rm.kernels.Linear()],
-                                       C1=64.0, C2=32.0, eps=0.3), 100, 1200, {}, None,
+                                       C1=64.0, C2=32.0, eps=0.3), 100, 2400, {}, None,
                      # its base Grams first: MKLm's check that they are PSD (an
                      # eigendecomposition each, LAPACK: not interruptible) is problem set-up
                      lambda prob: prob.grams),
