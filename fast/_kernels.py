@@ -477,7 +477,7 @@ def _rows_times(v, src, stats):
 
 
 #: work units (:mod:`fast._chunk`) of a kernel row computed on a cache miss, per point and
-#: feature and per point (as :data:`fast._dcd.KERNEL_ROW_PER_FEATURE`)
+#: feature and per point (as :data:`fast._dcd_epochs.KERNEL_ROW_PER_FEATURE`)
 _ROW_PER_FEATURE, _ROW_EXTRA = 2.0, 10.0
 
 
