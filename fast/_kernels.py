@@ -168,8 +168,13 @@ def kernel_row(kind, gamma, degree, coef0, X, sqnorms, i, out):
         out[j] = v
 
 
+#: the arrays of an LRU cache of kernel rows (:func:`make_cache`)
+RowCache = namedtuple("RowCache", "slots slot_of owner last_used")
+
+
 def make_cache(m, cache_size_mb):
-    """Arrays of an LRU cache of kernel rows: ``(slots, slot_of, owner, last_used)``.
+    """Arrays of an LRU cache of kernel rows: a :data:`RowCache` ``(slots, slot_of, owner,
+    last_used)``.
 
     ``slots`` has ``n_slots = max(2, min(m, cache_size_mb * 2**20 // (8 m)))`` rows of
     length ``m``; ``slot_of[i]`` is the slot holding row ``i`` (-1: not cached);
@@ -180,17 +185,19 @@ def make_cache(m, cache_size_mb):
     slot_of = np.full(m, -1, dtype=np.int64)
     owner = np.full(n_slots, -1, dtype=np.int64)
     last_used = np.zeros(n_slots, dtype=np.int64)
-    return slots, slot_of, owner, last_used
+    return RowCache(slots, slot_of, owner, last_used)
 
 
 @njit(cache=True, no_cfunc_wrapper=True)
-def get_row(i, kind, gamma, degree, coef0, X, sqnorms, slots, slot_of, owner, last_used, tick):
-    """Row ``i`` of the kernel matrix through the LRU cache (a view of its slot).
+def get_row(i, kind, gamma, degree, coef0, X, sqnorms, cache, tick):
+    """Row ``i`` of the kernel matrix (:func:`kernel_row`'s kernel and rows) through the LRU
+    cache ``cache`` (a :data:`RowCache`; the row is a view of its slot).
 
     On a miss the least recently used slot (smallest ``last_used``; empty slots first)
     is evicted and the row computed into it. ``tick`` is the caller's clock (increase it
     at every call); the returned view stays valid until the slot is evicted.
     """
+    slots, slot_of, owner, last_used = cache
     s = slot_of[i]
     if s < 0:
         best = 0
@@ -387,13 +394,13 @@ ROW_REQ, ROW_MISS, ROW_CLOCK = 0, 1, 2
 
 #: what the compiled solvers read (named, numba-compatible): a full Gram ``G`` (any dense
 #: m x m matrix, e.g. ODML's Woodbury ``H``) when ``use_gram``, else the kernel parameters,
-#: the dense data with its squared norms and the LRU cache arrays of :func:`make_cache`
-RowData = namedtuple("RowData", "use_gram G kind gamma degree coef0 X sqnorms slots slot_of "
-                                "owner last_used")
+#: the dense data with its squared norms and the LRU cache (a :data:`RowCache`)
+RowData = namedtuple("RowData", "use_gram G kind gamma degree coef0 X sqnorms cache")
 _full_gram = gram
 _Z2, _Z1, _ZI = np.zeros((1, 1)), np.zeros(1), np.zeros(1, dtype=np.int64)
+_NO_CACHE = RowCache(_Z2, _ZI, _ZI, _ZI)
 #: a RowData holding no rows (the placeholder argument of the DCD's linear path)
-NO_ROWS = RowData(True, _Z2, 0, 0.0, 1, 0.0, _Z2, _Z1, _Z2, _ZI, _ZI, _ZI)
+NO_ROWS = RowData(True, _Z2, 0, 0.0, 1, 0.0, _Z2, _Z1, _NO_CACHE)
 
 
 class RowSource:
@@ -419,7 +426,7 @@ class RowSource:
         if self.path == "gram":
             self.kparams = None
             self.diag = np.ascontiguousarray(np.diag(Gm), dtype=np.float64)
-            self.src = RowData(True, Gm, 0, 0.0, 1, 0.0, _Z2, _Z1, _Z2, _ZI, _ZI, _ZI)
+            self.src = RowData(True, Gm, 0, 0.0, 1, 0.0, _Z2, _Z1, _NO_CACHE)
             self.n_slots = 0
         else:
             self.kparams = kernel_params(kernel)
@@ -428,11 +435,10 @@ class RowSource:
             sq = sq_norms(Xd, self.m)
             if self.kparams[0] == POLY:
                 check_poly_rows(kernel, self.X_raw, sq)
-            slots, slot_of, owner, last_used = make_cache(self.m, cache_size)
-            self.n_slots = slots.shape[0]
+            cache = make_cache(self.m, cache_size)
+            self.n_slots = cache.slots.shape[0]
             self.diag = np.ascontiguousarray(kernel_diag(self.kparams, Xd, sq))     # O(m d)
-            self.src = RowData(False, _Z2, *self.kparams, Xd, sq, slots, slot_of, owner,
-                               last_used)
+            self.src = RowData(False, _Z2, *self.kparams, Xd, sq, cache)
 
     def block(self, pts):
         """``K[pts][:, pts]`` (point indices, repeats allowed), dense."""
@@ -511,15 +517,14 @@ def source_row(k, src, stats):
 def source_row_inline(k, src, stats):
     """:func:`source_row` inlined into the caller (the DCD's cache-path epoch loop: one
     compiled function less on a cold start)."""
-    use_gram, Gm, kind, gamma, degree, coef0, X, sq, slots, slot_of, owner, last_used = src
+    use_gram, Gm, kind, gamma, degree, coef0, X, sq, cache = src
     if use_gram:
         return Gm[k]
     stats[ROW_REQ] += 1
-    if slot_of[k] < 0:
+    if cache.slot_of[k] < 0:
         stats[ROW_MISS] += 1
     stats[ROW_CLOCK] += 1
-    return get_row(k, kind, gamma, degree, coef0, X, sq, slots, slot_of, owner, last_used,
-                     stats[ROW_CLOCK])
+    return get_row(k, kind, gamma, degree, coef0, X, sq, cache, stats[ROW_CLOCK])
 
 
 def row_source(prob, cache_size):
