@@ -188,8 +188,13 @@ def kernel_row(kind, gamma, degree, coef0, X, sqnorms, i, out, bias=0.0):
             out[j] += bias
 
 
+#: the arrays of an LRU cache of kernel rows (:func:`make_cache`)
+RowCache = namedtuple("RowCache", "slots slot_of owner last_used")
+
+
 def make_cache(m, cache_size_mb):
-    """Arrays of an LRU cache of kernel rows: ``(slots, slot_of, owner, last_used)``.
+    """Arrays of an LRU cache of kernel rows: a :data:`RowCache` ``(slots, slot_of, owner,
+    last_used)``.
 
     ``slots`` has ``n_slots = max(2, min(m, cache_size_mb * 2**20 // (8 m)))`` rows of
     length ``m``; ``slot_of[i]`` is the slot holding row ``i`` (-1: not cached);
@@ -200,18 +205,19 @@ def make_cache(m, cache_size_mb):
     slot_of = np.full(m, -1, dtype=np.int64)
     owner = np.full(n_slots, -1, dtype=np.int64)
     last_used = np.zeros(n_slots, dtype=np.int64)
-    return slots, slot_of, owner, last_used
+    return RowCache(slots, slot_of, owner, last_used)
 
 
 @njit(cache=True, no_cfunc_wrapper=True)
-def get_row(i, kind, gamma, degree, coef0, X, sqnorms, slots, slot_of, owner, last_used, tick,
-            bias=0.0):
-    """Row ``i`` of the kernel matrix through the LRU cache (a view of its slot).
+def get_row(i, kind, gamma, degree, coef0, X, sqnorms, cache, tick, bias=0.0):
+    """Row ``i`` of the kernel matrix (:func:`kernel_row`'s kernel and rows, plus ``bias``)
+    through the LRU cache ``cache`` (a :data:`RowCache`; the row is a view of its slot).
 
     On a miss the least recently used slot (smallest ``last_used``; empty slots first)
     is evicted and the row computed into it. ``tick`` is the caller's clock (increase it
     at every call); the returned view stays valid until the slot is evicted.
     """
+    slots, slot_of, owner, last_used = cache
     s = slot_of[i]
     if s < 0:
         best = 0
@@ -413,14 +419,14 @@ ROW_REQ, ROW_MISS, ROW_CLOCK = 0, 1, 2
 
 #: what the compiled solvers read (named, numba-compatible): a full Gram ``G`` (any dense
 #: m x m matrix, e.g. ODML's Woodbury ``H``) when ``use_gram``, else the kernel parameters,
-#: the dense data with its squared norms and the LRU cache arrays of :func:`make_cache`
+#: the dense data with its squared norms and the LRU cache (a :data:`RowCache`)
 #: (``bias``: :func:`row_bias`, added to every computed row)
-RowData = namedtuple("RowData", "use_gram G kind gamma degree coef0 X sqnorms slots slot_of "
-                                "owner last_used bias")
+RowData = namedtuple("RowData", "use_gram G kind gamma degree coef0 X sqnorms cache bias")
 _full_gram = gram
 _Z2, _Z1, _ZI = np.zeros((1, 1)), np.zeros(1), np.zeros(1, dtype=np.int64)
+_NO_CACHE = RowCache(_Z2, _ZI, _ZI, _ZI)
 #: a RowData holding no rows (the placeholder argument of the DCD's linear path)
-NO_ROWS = RowData(True, _Z2, 0, 0.0, 1, 0.0, _Z2, _Z1, _Z2, _ZI, _ZI, _ZI, 0.0)
+NO_ROWS = RowData(True, _Z2, 0, 0.0, 1, 0.0, _Z2, _Z1, _NO_CACHE, 0.0)
 
 
 class RowSource:
@@ -446,7 +452,7 @@ class RowSource:
         if self.path == "gram":
             self.kparams = None
             self.diag = np.ascontiguousarray(np.diag(Gm), dtype=np.float64)
-            self.src = RowData(True, Gm, 0, 0.0, 1, 0.0, _Z2, _Z1, _Z2, _ZI, _ZI, _ZI, 0.0)
+            self.src = RowData(True, Gm, 0, 0.0, 1, 0.0, _Z2, _Z1, _NO_CACHE, 0.0)
             self.n_slots = 0
         else:
             self.kparams = kernel_params(kernel)
@@ -455,12 +461,11 @@ class RowSource:
             sq = sq_norms(Xd, self.m)
             if self.kparams[0] == POLY:
                 check_poly_rows(getattr(kernel, "kernel", kernel), self.X_raw, sq)   # WithBias
-            slots, slot_of, owner, last_used = make_cache(self.m, cache_size)
-            self.n_slots = slots.shape[0]
+            cache = make_cache(self.m, cache_size)
+            self.n_slots = cache.slots.shape[0]
             bias = row_bias(kernel)
             self.diag = np.ascontiguousarray(kernel_diag(self.kparams, Xd, sq) + bias)  # O(m d)
-            self.src = RowData(False, _Z2, *self.kparams, Xd, sq, slots, slot_of, owner,
-                               last_used, bias)
+            self.src = RowData(False, _Z2, *self.kparams, Xd, sq, cache, bias)
 
     def block(self, pts):
         """``K[pts][:, pts]`` (point indices, repeats allowed), dense."""
@@ -505,7 +510,7 @@ def _rows_times(v, src, stats):
 
 
 #: work units (:mod:`fast._chunk`) of a kernel row computed on a cache miss, per point and
-#: feature and per point (as :data:`fast._dcd.KERNEL_ROW_PER_FEATURE`)
+#: feature and per point (as :data:`fast._dcd_epochs.KERNEL_ROW_PER_FEATURE`)
 _ROW_PER_FEATURE, _ROW_EXTRA = 2.0, 10.0
 
 
@@ -539,15 +544,14 @@ def source_row(k, src, stats):
 def source_row_inline(k, src, stats):
     """:func:`source_row` inlined into the caller (the DCD's cache-path epoch loop: one
     compiled function less on a cold start)."""
-    use_gram, Gm, kind, gamma, degree, coef0, X, sq, slots, slot_of, owner, last_used, bias = src
+    use_gram, Gm, kind, gamma, degree, coef0, X, sq, cache, bias = src
     if use_gram:
         return Gm[k]
     stats[ROW_REQ] += 1
-    if slot_of[k] < 0:
+    if cache.slot_of[k] < 0:
         stats[ROW_MISS] += 1
     stats[ROW_CLOCK] += 1
-    return get_row(k, kind, gamma, degree, coef0, X, sq, slots, slot_of, owner, last_used,
-                   stats[ROW_CLOCK], bias)
+    return get_row(k, kind, gamma, degree, coef0, X, sq, cache, stats[ROW_CLOCK], bias)
 
 
 def row_source(prob, cache_size):

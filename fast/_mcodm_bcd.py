@@ -8,6 +8,8 @@ Nothing here knows a problem object: arrays in, arrays out. ``fast/mcodm.py`` ma
 """
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 from numba import njit
 
@@ -18,16 +20,41 @@ from ._mcodm_block import block_core
 #: statuses of the numba epoch loops
 _DONE, _CALM, _MAXED = 0, 1, 2
 
+#: what the epochs read of the problem: the path (``linear``), ``R`` the Gram ``G`` (Gram
+#: path) or the rows ``X`` (linear path), ``xsq`` the rows' squared norms (linear path; a
+#: placeholder, :data:`_NO_XSQ`, on the Gram path), the labels ``y`` (int64) and eq. 20's
+#: ``M``
+McData = namedtuple("McData", "linear R xsq y M")
+#: eq. 23's dual variables ``alpha`` (m, k) and ``beta`` (m,), and eq. 22's coefficients
+#: ``coef = alpha - onehot * beta`` (m, k), updated together
+McDual = namedtuple("McDual", "alpha beta coef")
+#: the relaxed problem's constants ``c``, ``mu``, ``theta`` (eq. 20)
+McParams = namedtuple("McParams", "c mu theta")
+#: the stop of a run of :func:`_bcd`: ``tol`` on the relative gap, ``kkt_tol`` on the scaled
+#: KKT residual, the epoch cap, the ``seed`` of the order and ``calm_needed`` (stop after
+#: that many epochs without a face change; 0: never)
+BcdOptions = namedtuple("BcdOptions", "tol kkt_tol max_epochs seed calm_needed")
+#: the arrays of a run of :func:`_bcd`: ``T`` (``S^T`` or ``W^T``), the scores ``S``, the
+#: epoch's order ``perm`` ((m,) int64), ``ctl`` (int64, slots ``B_...``) and ``fctl``
+#: (float64: ``B_P``, ``B_DM``), both zeros for a fresh run
+BcdState = namedtuple("BcdState", "T S perm ctl fctl")
+#: the scratch vectors of a block step ((k,) each: eq. 24's ``B``, the new ``alpha_i``,
+#: :func:`fast._mcodm_block.block_core`'s buffer)
+BlockScratch = namedtuple("BlockScratch", "B anew buf")
+
 
 @njit(cache=True)
-def _stop(S, coef, alpha, beta, y, M, c, mu, theta, wn2, tol, kkt_tol):
+def _stop(S, dual, y, M, par, wn2, tol, kkt_tol):
     """``(P, D_max, kkt, done)`` in one pass over the points: eq. 20 at the scores ``S``
-    (``||W||^2 = wn2``), minus eq. 23 at the dual, and the first-order KKT residuals that the
+    (``||W||^2 = wn2``; ``par`` a :data:`McParams`), minus eq. 23 at the dual (a
+    :data:`McDual`), and the first-order KKT residuals that the
     gap bounds only quadratically, scaled as :meth:`refmodels.mcodm.RelaxedMcODM.kkt_residuals`
     does: stationarity in the slacks (eq. 21, ``2c xi_i = alpha_i^{y_i}``,
     ``2 c mu eps_i = beta_i``) and complementarity. (Primal and dual feasibility and
     stationarity in ``W`` hold exactly by construction.) ``done`` iff the relative gap is at
     most ``tol`` and the KKT residual at most ``kkt_tol``."""
+    alpha, beta = dual.alpha, dual.beta
+    c, mu, theta = par
     m, k = S.shape
     sl = 0.0
     dq = 0.0
@@ -112,12 +139,16 @@ def _scores_linear(X, Wt, S):
 
 
 @njit(cache=True)
-def _block(i, A, T, R, linear, y, M, alpha, beta, coef, theta, aD, aE, B, anew, buf):
+def _block(i, A, T, data, dual, theta, aD, aE, scratch):
     """One block of eq. 24 (Alg. 4, by sorting: :func:`block_core`) at sample ``i``, on
-    either path: the scores of ``x_i`` are ``T[l, i]`` (Gram path: ``T = S^T``, k x m) or
-    ``T[l] . R[i]`` (linear path: ``T = W^T``, k x d, ``R = X``); writes ``alpha_i``,
-    ``beta_i``, ``coef_i`` and moves ``T[l] += delta_l R[i]`` for the ``l`` that changed.
-    Returns the number of face changes."""
+    either path (``data`` a :data:`McData`): the scores of ``x_i`` are ``T[l, i]`` (Gram
+    path: ``T = S^T``, k x m) or ``T[l] . R[i]`` (linear path: ``T = W^T``, k x d,
+    ``R = X``); writes ``alpha_i``, ``beta_i``, ``coef_i`` of ``dual`` (a :data:`McDual`) and
+    moves ``T[l] += delta_l R[i]`` for the ``l`` that changed (``scratch`` a
+    :data:`BlockScratch`). Returns the number of face changes."""
+    linear, R, _, y, M = data
+    alpha, beta, coef = dual
+    B, anew, buf = scratch
     k = coef.shape[1]
     yi = y[i]
     for l in range(k):
@@ -168,9 +199,10 @@ FACE_STEP_COST = 3.0
 
 
 @njit(cache=True)
-def _bcd(linear, R, xsq, y, M, alpha, beta, coef, T, S, c, mu, theta, tol, kkt_tol,
-         max_epochs, seed, calm_needed, perm, ctl, fctl, budget):
-    """Epochs of block coordinate descent (eq. 24 per sample, random order) on one path:
+def _bcd(data, dual, par, opt, st, budget):
+    """Epochs of block coordinate descent (eq. 24 per sample, random order) on one path
+    (``data`` a :data:`McData`, ``dual`` the :data:`McDual` updated in place, ``par`` the
+    :data:`McParams`, ``opt`` the :data:`BcdOptions`, ``st`` the :data:`BcdState`):
     Gram (``R = G``, ``T = S^T`` a C-contiguous copy of the scores, so that a block update
     is ``k`` contiguous AXPYs ``S^T[l, :] += delta_l G[i, :]``; copied back into ``S`` for
     each stopping test) or linear (``R = X``, ``T = W^T`` stored explicitly,
@@ -185,12 +217,15 @@ def _bcd(linear, R, xsq, y, M, alpha, beta, coef, T, S, c, mu, theta, tol, kkt_t
     ``fctl``). The run's state: ``perm`` (the epoch's order, (m,) int64), ``ctl`` (zeros: a
     fresh run, seeded with ``seed``) and ``fctl``; a call resumes at the block where the
     last one stopped."""
+    linear, R, xsq, y, M = data
+    coef = dual.coef
+    c, mu, theta = par
+    tol, kkt_tol, max_epochs, seed, calm_needed = opt
+    T, S, perm, ctl, fctl = st
     m, k = coef.shape
     aD = 1.0 / (2.0 * c)                  # m (1-theta)^2 / (2 lam)
     aE = aD / mu
-    B = np.empty(k)
-    anew = np.empty(k)
-    buf = np.empty(k)
+    scratch = BlockScratch(np.empty(k), np.empty(k), np.empty(k))
     block_work = BLOCK_COST + (2.0 * LINEAR_ENTRY_COST * k * R.shape[1] if linear
                                else GRAM_ENTRY_COST * k * m)
     if ctl[B_STARTED] == 0:
@@ -219,8 +254,7 @@ def _bcd(linear, R, xsq, y, M, alpha, beta, coef, T, S, c, mu, theta, tol, kkt_t
                 return PAUSED
             i = perm[pos]
             A = xsq[i] if linear else R[i, i]
-            changes += _block(i, A, T, R, linear, y, M, alpha, beta, coef, theta, aD, aE, B,
-                              anew, buf)
+            changes += _block(i, A, T, data, dual, theta, aD, aE, scratch)
             work += block_work
             pos += 1
         pos = -1
@@ -238,7 +272,7 @@ def _bcd(linear, R, xsq, y, M, alpha, beta, coef, T, S, c, mu, theta, tol, kkt_t
                     S[i, l] = T[l, i]
             wn2 = _coef_dot(coef, S)
         work += ENTRY_COST * 4 * m * k
-        P, Dm, r, done = _stop(S, coef, alpha, beta, y, M, c, mu, theta, wn2, tol, kkt_tol)
+        P, Dm, r, done = _stop(S, dual, y, M, par, wn2, tol, kkt_tol)
         fctl[B_P] = P
         fctl[B_DM] = Dm
         if done:
@@ -288,10 +322,11 @@ def _face(alpha, beta, y):
 
 
 @njit(cache=True)
-def _face_system(K, kidx, vi, vl, y, S, alpha, beta, M, a, mu, theta):
+def _face_system(K, kidx, vi, vl, y, M, S, dual, a, par):
     """Hessian ``H`` (its lower triangle; the upper one is left unset) and gradient ``g`` of
     eq. 23's objective in the free variables of the face (the others fixed,
-    ``alpha_i^{y_i} = -sum_{l != y_i} alpha_i^l``).
+    ``alpha_i^{y_i} = -sum_{l != y_i} alpha_i^l``; ``dual`` a :data:`McDual`, ``par`` the
+    :data:`McParams`, ``a = 1/(2c)``).
 
     A free variable ``v`` moves ``coef[i_v, :]`` (eq. 22) along ``c_v = e_l - e_{y_i}``
     (``alpha_i^l``) or ``c_v = -e_{y_i}`` (``beta_i``), so ``1/2 sum_l ||w_l||^2`` contributes
@@ -301,6 +336,8 @@ def _face_system(K, kidx, vi, vl, y, S, alpha, beta, M, a, mu, theta):
     scores ``S``: ``S[i,l] - S[i,y_i] - a alpha_i^{y_i} + 1 - theta`` resp.
     ``-S[i,y_i] + (a/mu) beta_i + M_i + 1 + theta`` (the same quantities as eq. 24's
     ``B, D, E, F``)."""
+    alpha, beta = dual.alpha, dual.beta
+    mu, theta = par.mu, par.theta
     n = vi.shape[0]
     H = np.empty((n, n))
     g = np.empty(n)

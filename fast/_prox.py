@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections import namedtuple
 
 import numpy as np
 from numba import njit
@@ -56,6 +57,14 @@ _secant = njit(cache=True)(regula_falsi_point)
 _illinois = njit(cache=True)(illinois_update)
 #: the largest |log kappa| a log-space bracket may reach (exp underflows / overflows beyond)
 _LOGCAP = 700.0
+
+#: a column's groups for the ``r > 1`` solves (:func:`_solve_N`): ``b = |v|`` in group order,
+#: the group bounds ``offs`` (group ``c`` is ``b[offs[c]:offs[c + 1]]``), ``y`` where the prox
+#: is written, and ``tt`` the groups' thresholds (scratch, one per group)
+Groups = namedtuple("Groups", "b offs y tt")
+#: the norm ``||.|C||_{q,r}`` of those solves: ``q``, ``r``, ``r* = r / (r - 1)`` (``rstar``)
+#: and ``r* - 1 = 1 / (r - 1)`` (``rs1``; 1 and 0 for ``r = inf``)
+Norm = namedtuple("Norm", "q r rstar rs1")
 
 
 @njit(cache=True)
@@ -317,8 +326,11 @@ def _r_norm(v, r):
 
 
 @njit(cache=True)
-def _S(b, offs, N, tau, s, p, rs1, rstar, q, y, tt, folded):
-    """``||t(N)||_{r*}`` with ``t_c`` from the group solves at coefficient ``C``."""
+def _S(grp, nrm, N, tau, s, p, folded):
+    """``||t(N)||_{r*}`` with ``t_c`` from the group solves at coefficient ``C`` (``grp`` the
+    :data:`Groups`, ``nrm`` the :data:`Norm`)."""
+    b, offs, y, tt = grp
+    q, rstar, rs1 = nrm.q, nrm.rstar, nrm.rs1
     if folded:      # tau = s N^(p-1), C = N tau^(-rs1) = s^(-rs1) N^(1 - (p-1) rs1)
         C = s ** (-rs1) * N ** (1.0 - (p - 1.0) * rs1)
     else:
@@ -329,8 +341,11 @@ def _S(b, offs, N, tau, s, p, rs1, rstar, q, y, tt, folded):
 
 
 @njit(cache=True)
-def _solve_N(b, offs, tau, s, p, rs1, rstar, q, r, y, tt, folded):
-    """Root ``N`` of ``||t(N)||_{r*} - tau(N)`` (decreasing); fills ``y``; returns ``N``."""
+def _solve_N(grp, nrm, tau, s, p, folded):
+    """Root ``N`` of ``||t(N)||_{r*} - tau(N)`` (decreasing; ``grp`` the :data:`Groups`,
+    ``nrm`` the :data:`Norm`); fills ``grp.y``; returns ``N``."""
+    b, offs, y = grp.b, grp.offs, grp.y
+    q, r, rstar = nrm.q, nrm.r, nrm.rstar
     N0 = _r_norm(_group_norms(b, offs, q), r)
     if N0 == 0.0:
         y[:] = 0.0
@@ -341,24 +356,24 @@ def _solve_N(b, offs, tau, s, p, rs1, rstar, q, r, y, tt, folded):
             return 0.0
     lo, hi = 0.0, N0
     tlo = s * lo ** (p - 1.0) if folded else tau
-    flo = _S(b, offs, lo, tau, s, p, rs1, rstar, q, y, tt, folded) - tlo
+    flo = _S(grp, nrm, lo, tau, s, p, folded) - tlo
     thi = s * hi ** (p - 1.0) if folded else tau
-    fhi = _S(b, offs, hi, tau, s, p, rs1, rstar, q, y, tt, folded) - thi
+    fhi = _S(grp, nrm, hi, tau, s, p, folded) - thi
     it = 0
     while fhi > 0.0 and it < 60:
         lo, flo = hi, fhi
         hi *= 2.0
         thi = s * hi ** (p - 1.0) if folded else tau
-        fhi = _S(b, offs, hi, tau, s, p, rs1, rstar, q, y, tt, folded) - thi
+        fhi = _S(grp, nrm, hi, tau, s, p, folded) - thi
         it += 1
     x = lo
     if flo > 0.0:
         br, x, done = _bracket(lo, hi, flo, fhi)
         while not done:
             tx = s * x ** (p - 1.0) if folded else tau
-            fx = _S(b, offs, x, tau, s, p, rs1, rstar, q, y, tt, folded) - tx
+            fx = _S(grp, nrm, x, tau, s, p, folded) - tx
             br, x, done = _root_step(br, x, fx, _NO, 0.0)
-    _S(b, offs, x, tau, s, p, rs1, rstar, q, y, tt, folded)
+    _S(grp, nrm, x, tau, s, p, folded)
     return x
 
 
@@ -405,12 +420,13 @@ def _prox_abs(b, offs, s, q, r, p, y):
         return
     rs1 = 0.0 if math.isinf(r) else 1.0 / (r - 1.0)
     rstar = 1.0 if math.isinf(r) else r / (r - 1.0)
-    tt = np.empty(g)
+    grp = Groups(b, offs, y, np.empty(g))
+    nrm = Norm(q, r, rstar, rs1)
     if p == 1.0:
-        _solve_N(b, offs, s, s, 1.0, rs1, rstar, q, r, y, tt, _NO)
+        _solve_N(grp, nrm, s, s, 1.0, _NO)
         return
     if p <= r:
-        _solve_N(b, offs, 0.0, s, p, rs1, rstar, q, r, y, tt, _YES)
+        _solve_N(grp, nrm, 0.0, s, p, _YES)
         return
     # p > r: outer H(tau) = tau - s N(tau)^(p-1), increasing in tau
     N0 = _r_norm(_group_norms(b, offs, q), r)
@@ -419,14 +435,14 @@ def _prox_abs(b, offs, s, q, r, p, y):
         return
     lo, hi = 0.0, s * N0 ** (p - 1.0)
     flo = -hi
-    fhi = hi - s * _solve_N(b, offs, hi, hi, 1.0, rs1, rstar, q, r, y, tt, _NO) ** (p - 1.0)
+    fhi = hi - s * _solve_N(grp, nrm, hi, hi, 1.0, _NO) ** (p - 1.0)
     x = hi
     if fhi > 0.0:
         br, x, done = _bracket(lo, hi, flo, fhi)
         while not done:
-            fx = x - s * _solve_N(b, offs, x, x, 1.0, rs1, rstar, q, r, y, tt, _NO) ** (p - 1.0)
+            fx = x - s * _solve_N(grp, nrm, x, x, 1.0, _NO) ** (p - 1.0)
             br, x, done = _root_step(br, x, fx, _YES, 0.0)
-    _solve_N(b, offs, x, x, 1.0, rs1, rstar, q, r, y, tt, _NO)
+    _solve_N(grp, nrm, x, x, 1.0, _NO)
 
 
 @njit(cache=True)

@@ -7,9 +7,17 @@ kernels are compiled code that the solvers inline into their loops.
 """
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 import scipy.sparse as sp
 from numba import njit
+
+
+#: the rows of a data matrix as the numba loops read them (:func:`row_arrays`): ``mode`` 0
+#: dense (``Xd``, C-contiguous float64) or 1 CSR (``indptr``, ``indices``, ``data``: int64,
+#: int64, float64); the form the mode does not use holds placeholders
+Rows = namedtuple("Rows", "mode Xd indptr indices data")
 
 
 def row_arrays(X):
@@ -24,6 +32,12 @@ def row_arrays(X):
                 X.indices.astype(np.int64), X.data.astype(np.float64))
     Xd = np.ascontiguousarray(X, dtype=np.float64)
     return 0, Xd, Xd, np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64), np.zeros(1)
+
+
+def rows_of(X):
+    """``(X, Rows)``: :func:`row_arrays`'s ``X`` and its rows as a :data:`Rows`."""
+    mode, X, Xd, indptr, indices, data = row_arrays(X)
+    return X, Rows(mode, Xd, indptr, indices, data)
 
 
 def row_sqnorms(X):

@@ -28,25 +28,26 @@
 """
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 from numba import njit
 
 from . import _chunk
 from ._chunk import PAUSED
-from ._rows import row_arrays, row_axpy, row_dot, row_sqnorms
+from ._rows import row_axpy, row_dot, row_sqnorms, rows_of
 
 
 class LinearData:
-    """Dense or CSR rows for the numba loops (mode 0 dense, 1 CSR)."""
+    """Dense or CSR rows for the numba loops (:attr:`rows`, a :data:`fast._rows.Rows`: mode
+    0 dense, 1 CSR), with the labels ``y``."""
 
     def __init__(self, X, y):
         self.y = np.ascontiguousarray(y, dtype=np.float64)
-        self.mode, self.X, self.Xd, self.indptr, self.indices, self.data = row_arrays(X)
+        self.X, self.rows = rows_of(X)
+        self.mode = self.rows.mode
         self.sqnorms = row_sqnorms(self.X)
         self.m, self.d = X.shape
-
-    def args(self):
-        return (self.mode, self.Xd, self.indptr, self.indices, self.data, self.y)
 
     def margins(self, w):
         return self.y * np.asarray(self.X @ w).ravel()
@@ -58,14 +59,13 @@ def svrg_odm(data, w0, kappa, mu, theta, step, tol, max_iter, seed, random_snaps
     loop runs in chunks of bounded work (:mod:`fast._chunk`)."""
     w = np.array(w0, dtype=np.float64)
     m, d = data.m, data.d
-    stats = np.zeros(3)
-    mu_bar, coefs_bar, wbar, wsnap = np.empty(d), np.empty(m), np.empty(d), np.empty(d)
-    ctl = np.zeros(N_SCTL, dtype=np.int64)
-    while _svrg_loop(*data.args(), w, float(kappa), float(mu), float(theta), float(step),
-                     float(tol), int(max_iter), int(seed), bool(random_snapshot), stats,
-                     mu_bar, coefs_bar, wbar, wsnap, ctl, _chunk.budget()) == PAUSED:
+    st = SvrgState(np.empty(d), np.empty(m), np.empty(d), np.empty(d), np.zeros(3),
+                   np.zeros(N_SCTL, dtype=np.int64))
+    opt = SvrgOptions(float(kappa), float(mu), float(theta), float(step), float(tol),
+                      int(max_iter), int(seed), bool(random_snapshot))
+    while _svrg_loop(data.rows, data.y, w, opt, st, _chunk.budget()) == PAUSED:
         pass                          # (between two calls: where Ctrl-C is raised)
-    return w, stats
+    return w, st.stats
 
 
 def asgd_odml(data, w0, lam, mu1, mu2, eta0, t0, tol, max_iter, seed):
@@ -75,13 +75,26 @@ def asgd_odml(data, w0, lam, mu1, mu2, eta0, t0, tol, max_iter, seed):
     wbar = w.copy()
     stats = np.zeros(3)
     ctl = np.zeros(N_SCTL, dtype=np.int64)
-    while _asgd_loop(*data.args(), w, wbar, float(lam), float(mu1), float(mu2), float(eta0),
-                     int(t0), float(tol), int(max_iter), int(seed), stats, ctl,
-                     _chunk.budget()) == PAUSED:
+    opt = AsgdOptions(float(lam), float(mu1), float(mu2), float(eta0), int(t0), float(tol),
+                      int(max_iter), int(seed))
+    while _asgd_loop(data.rows, data.y, w, wbar, opt, stats, ctl, _chunk.budget()) == PAUSED:
         pass
     return wbar, stats
 
 
+#: SVRG's options for :func:`_svrg_loop`: ``kappa``, ``mu``, ``theta`` of the ODM loss (module
+#: docstring), the step, ``tol`` on the full gradient's norm, ``max_iter`` (epochs), the
+#: ``seed`` and whether the next snapshot is the iterate at a random inner step
+SvrgOptions = namedtuple("SvrgOptions", "kappa mu theta step tol max_iter seed random_snapshot")
+#: SVRG's state between two calls of :func:`_svrg_loop`: the full gradient ``mu_bar`` at the
+#: snapshot ``wbar`` and its rows' loss derivatives ``coefs_bar``, the next snapshot
+#: ``wsnap``, ``stats`` (epochs, the last full gradient's norm, not finite) and ``ctl``
+#: (int64, slots ``S_...``; zeros: a fresh run)
+SvrgState = namedtuple("SvrgState", "mu_bar coefs_bar wbar wsnap stats ctl")
+#: ASGD's options for :func:`_asgd_loop`: ``lam``, ``mu1``, ``mu2`` of the ODML primal, the
+#: step's ``eta0``, the step ``t0`` the average starts from, ``tol`` on the subgradient's
+#: norm, ``max_iter`` (epochs) and the ``seed``
+AsgdOptions = namedtuple("AsgdOptions", "lam mu1 mu2 eta0 t0 tol max_iter seed")
 #: slots of the loops' ``ctl`` (int64) between two calls: started, epochs, the position in
 #: the epoch (-1: the next epoch starts), SVRG's snapshot step, ASGD's step count
 S_STARTED, S_EPOCH, S_POS, S_SNAP, S_T = range(5)
@@ -150,8 +163,9 @@ def _odm_loss_deriv(gamma, kappa, mu, theta):
 
 
 @njit(cache=True)
-def _odm_full_grad(mode, Xd, indptr, indices, data, y, w, kappa, mu, theta, coefs, grad):
+def _odm_full_grad(rows, y, w, kappa, mu, theta, coefs, grad):
     """``grad = grad f_O(w)``; ``coefs[i]`` = loss derivative at the margin of ``i``."""
+    mode, Xd, indptr, indices, data = rows
     m = y.shape[0]
     for t in range(w.shape[0]):
         grad[t] = w[t]
@@ -168,13 +182,17 @@ def _odm_full_grad(mode, Xd, indptr, indices, data, y, w, kappa, mu, theta, coef
 
 
 @njit(cache=True)
-def _svrg_loop(mode, Xd, indptr, indices, data, y, w, kappa, mu, theta, step, tol, max_iter,
-               seed, random_snapshot, stats, mu_bar, coefs_bar, wbar, wsnap, ctl, budget):
-    """SVRG for about ``budget`` work units: returns :data:`fast._chunk.PAUSED` while not
-    done, 0 when done (``w`` and ``stats`` then hold the result). The run's state is in
-    ``mu_bar``, ``coefs_bar``, ``wbar``, ``wsnap``, ``stats[1]`` (the last full gradient's
-    norm) and ``ctl`` (zeros: a fresh run, seeded with ``seed``); a call resumes at the
-    stochastic step where the last one stopped (the generator's stream carries over)."""
+def _svrg_loop(rows, y, w, opt, st, budget):
+    """SVRG (``opt`` an :data:`SvrgOptions`) on ``rows`` (a :data:`fast._rows.Rows`) and
+    ``y`` for about ``budget`` work units: returns :data:`fast._chunk.PAUSED` while not
+    done, 0 when done (``w`` and ``st.stats`` then hold the result). The run's state is
+    ``st`` (an :data:`SvrgState`: ``mu_bar``, ``coefs_bar``, ``wbar``, ``wsnap``,
+    ``stats[1]``, the last full gradient's norm, and ``ctl``, zeros: a fresh run, seeded
+    with ``opt.seed``); a call resumes at the stochastic step where the last one stopped
+    (the generator's stream carries over)."""
+    mode, Xd, indptr, indices, data = rows
+    kappa, mu, theta, step, tol, max_iter, seed, random_snapshot = opt
+    mu_bar, coefs_bar, wbar, wsnap, stats, ctl = st
     m = y.shape[0]
     d = w.shape[0]
     work = 0.0
@@ -184,8 +202,7 @@ def _svrg_loop(mode, Xd, indptr, indices, data, y, w, kappa, mu, theta, step, to
         for t in range(d):
             wbar[t] = w[t]
             wsnap[t] = w[t]
-        stats[1] = _odm_full_grad(mode, Xd, indptr, indices, data, y, wbar, kappa, mu, theta,
-                                  coefs_bar, mu_bar)
+        stats[1] = _odm_full_grad(rows, y, wbar, kappa, mu, theta, coefs_bar, mu_bar)
         work += full
         ctl[S_STARTED] = 1
         ctl[S_POS] = -1
@@ -226,8 +243,7 @@ def _svrg_loop(mode, Xd, indptr, indices, data, y, w, kappa, mu, theta, step, to
         for t in range(d):
             wbar[t] = wsnap[t]
         epoch += 1
-        gnorm = _odm_full_grad(mode, Xd, indptr, indices, data, y, wbar, kappa, mu, theta,
-                               coefs_bar, mu_bar)
+        gnorm = _odm_full_grad(rows, y, wbar, kappa, mu, theta, coefs_bar, mu_bar)
         stats[1] = gnorm
         work += full
         pos = -1
@@ -239,9 +255,10 @@ def _svrg_loop(mode, Xd, indptr, indices, data, y, w, kappa, mu, theta, step, to
 
 
 @njit(cache=True)
-def _odml_subgrad(mode, Xd, indptr, indices, data, y, w, lam, mu1, mu2, grad):
+def _odml_subgrad(rows, y, w, lam, mu1, mu2, grad):
     """A subgradient of the ODML primal at ``w`` (hinge ties ``gamma_i = 1`` counted as 0)
     and its norm: ``w + (2 mu1/m) X^T P X w - (mu2/m) X^T y - (lam/m) sum_{gamma_i<1} y_i x_i``."""
+    mode, Xd, indptr, indices, data = rows
     m = y.shape[0]
     d = w.shape[0]
     f = np.empty(m)
@@ -267,10 +284,11 @@ def _odml_subgrad(mode, Xd, indptr, indices, data, y, w, lam, mu1, mu2, grad):
 
 
 @njit(cache=True)
-def _asgd_loop(mode, Xd, indptr, indices, data, y, w, wbar, lam, mu1, mu2, eta0, t0, tol,
-               max_iter, seed, stats, ctl, budget):
-    """ASGD for about ``budget`` work units, as :func:`_svrg_loop` (state: ``w``, ``wbar``,
-    ``stats[1]`` and ``ctl``)."""
+def _asgd_loop(rows, y, w, wbar, opt, stats, ctl, budget):
+    """ASGD (``opt`` an :data:`AsgdOptions`) for about ``budget`` work units, as
+    :func:`_svrg_loop` (state: ``w``, ``wbar``, ``stats[1]`` and ``ctl``)."""
+    mode, Xd, indptr, indices, data = rows
+    lam, mu1, mu2, eta0, t0, tol, max_iter, seed = opt
     m = y.shape[0]
     d = w.shape[0]
     grad = np.zeros(d)
@@ -278,7 +296,7 @@ def _asgd_loop(mode, Xd, indptr, indices, data, y, w, wbar, lam, mu1, mu2, eta0,
     full = _pass_cost(mode, Xd, indptr, m)
     if ctl[S_STARTED] == 0:
         np.random.seed(seed)
-        stats[1] = _odml_subgrad(mode, Xd, indptr, indices, data, y, wbar, lam, mu1, mu2, grad)
+        stats[1] = _odml_subgrad(rows, y, wbar, lam, mu1, mu2, grad)
         work += full
         ctl[S_STARTED] = 1
         ctl[S_POS] = -1
@@ -321,7 +339,7 @@ def _asgd_loop(mode, Xd, indptr, indices, data, y, w, wbar, lam, mu1, mu2, eta0,
                      + 2.0 * _row_cost(mode, i, Xd, indptr) + _row_cost(mode, j, Xd, indptr))
             pos += 1
         epoch += 1
-        gnorm = _odml_subgrad(mode, Xd, indptr, indices, data, y, wbar, lam, mu1, mu2, grad)
+        gnorm = _odml_subgrad(rows, y, wbar, lam, mu1, mu2, grad)
         stats[1] = gnorm
         work += full
         pos = -1

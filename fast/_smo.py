@@ -74,7 +74,9 @@ from . import _chunk
 from ._chunk import PAUSED
 from ._kernels import ROW_MISS
 from ._kernels import source_row as _row
-from ._smo_newton import _newton, _point_bounds, _update_fbar
+from ._smo_newton import _newton, _point_bounds
+from ._smo_steps import (_RECON, _RESUME, _do_shrinking, _select, _select_single, _step_pair,
+                         _step_single, _violations, step_vars)
 
 # Compile options: helpers only compiled code calls have no CPython entry point
 # (``no_cpython_wrapper``: it unboxes every argument, large for the SMOState / RowData tuples)
@@ -87,14 +89,14 @@ from ._smo_newton import _newton, _point_bounds, _update_fbar
 # into each caller's module, which LLVM optimises and emits again; each also has a fixed
 # compile cost. So: the one-call helpers are merged into their caller (the
 # layout into :func:`_setup_layout`, the scan for ``i`` and the copies into
-# :func:`_select`, the exchange of two positions into :func:`_do_shrinking`; numba's
+# :func:`fast._smo_steps._select`, the exchange of two positions into
+# :func:`fast._smo_steps._do_shrinking`; numba's
 # ``inline="always"`` was measured slower, for the steps as for the larger helpers); kernel
 # rows are fetched by :func:`smo_solve` for the steps and the unshrink (the row code, with
 # its LRU cache and RBF kernel, is then linked into fewer modules); arrays are allocated by
 # ``np.empty`` in a few signatures (each ``np.zeros``/``np.full``/``np.ones`` signature
 # compiles its own implementation) and no builtin ``min``/``max`` is used on integers.
 
-TAU = 1e-12
 #: steps with an unchanged free set before a Newton step on it (:func:`_newton`)
 NEWTON_WAIT = 100
 #: a Newton step on ``r`` free variables is tried when ``r^3 <= NEWTON_COST * wait *
@@ -105,9 +107,6 @@ NEWTON_COST = 1000.0
 DEFAULT_TOL = 1e-8
 #: the default ``max_iter`` is ``max(DEFAULT_MIN_ITER, 100 n)`` SMO iterations
 DEFAULT_MIN_ITER = 300_000
-#: statistics kept in the ``stats`` array of the solver (the first three are the kernel-row
-#: source's, :data:`fast._kernels.ROW_REQ` ...)
-_RECON, _SHRINK, _RESUME, _POLISH = 3, 4, 5, 6
 
 
 # ---------------------------------------------------------------------------------------
@@ -143,18 +142,26 @@ _RECON, _SHRINK, _RESUME, _POLISH = 3, 4, 5, 6
 # (:func:`new_state`) and filled by :func:`_setup_layout`, so that it lives between the
 # calls of :func:`_smo_chunk` (the solve runs in chunks of bounded work, :mod:`fast._chunk`);
 # it is taken whole by the helpers called once per solve or shrinking period; the per-step
-# ones (:func:`_select`, :func:`_step_pair`, :func:`_step_single`) take its arrays one by one
-# (numba counts a reference each time a helper takes an array out of a tuple: they ran
-# measurably slower). Fields: ``point`` (``pidx``), ``var`` (``vid``), ``alpha`` (``A``),
-# ``sign`` (``S``), ``lin`` (``P``), ``upper`` (``U``), ``kdiag`` (``QD``: ``K_ii`` at the
-# point), ``f``, ``fbar``, ``up`` (``UP``), ``low`` (``LOW``), and work arrays over the points:
-# ``nu`` and ``nubar`` (by point index) with their products ``Knu``, ``Knubar`` while the
-# setup sums kernel rows, ``cf`` (``nu^free`` by position) while a gradient is reconstructed.
-# The scalars of the run (the number ``n_live`` of points with a copy of ``u > 0``, which
-# come first, the iteration count, the shrinking counters, ...) are in the ``ctl`` array
-# (slots ``K_...``) and ``fctl`` (``F_...``).
+# ones (:mod:`fast._smo_steps`) take a :data:`fast._smo_steps.StepVars`, only the ten arrays
+# a step touches (a compiled call is passed every array of a tuple it takes). Fields:
+# ``point`` (``pidx``), ``var`` (``vid``), ``alpha`` (``A``), ``sign`` (``S``), ``lin``
+# (``P``), ``upper`` (``U``), ``kdiag`` (``QD``: ``K_ii`` at the point), ``f``, ``fbar``,
+# ``up`` (``UP``), ``low`` (``LOW``), and work arrays over the points: ``nu`` and ``nubar``
+# (by point index) with their products ``Knu``, ``Knubar`` while the setup sums kernel
+# rows, ``cf`` (``nu^free`` by position) while a gradient is reconstructed. The scalars of
+# the run (the number ``n_live`` of points with a copy of ``u > 0``, which come first, the
+# iteration count, the shrinking counters, ...) are in the ``ctl`` array (slots ``K_...``)
+# and ``fctl`` (``F_...``).
 SMOState = namedtuple("SMOState", "point var alpha sign lin upper kdiag f fbar up low nu nubar "
                                   "Knu Knubar cf")
+#: the dual in the caller's order (:func:`smo_solve`): variable ``t`` on point ``pt[t]`` with
+#: sign ``s[t]``, linear term ``p[t]`` and box ``[0, u[t]]``; ``kdiag`` the kernel's diagonal
+#: by point; ``alpha`` the point (feasible on entry, written when the run is done) and ``G``
+#: where the gradient ``Q alpha + p`` is written then
+SMODual = namedtuple("SMODual", "pt s p u kdiag alpha G")
+#: the options of a run: the equality ``s^T alpha = 0`` (``has_eq``), the tolerance on the
+#: maximal KKT violation, the iteration cap, shrinking, and the Newton steps on the free set
+SMOOptions = namedtuple("SMOOptions", "has_eq tol max_iter shrinking newton")
 
 #: slots of ``ctl`` (int64), the run's scalars between two calls of :func:`_smo_chunk`: the
 #: program counter (:data:`PC_SETUP` ...), iterations, shrinking counter, LIBSVM's
@@ -190,150 +197,6 @@ KERNEL_ROW_EXTRA = 10.0
 #: ``NEWTON_MAX_CUBE^(1/3)`` free variables (its factorisation, about ``r^3 / 6`` multiply-
 #: adds, then takes a fraction of a second: one chunk of work), besides its cost rule
 NEWTON_MAX_CUBE = 1e9
-
-
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _select_single(active_size, f, A, S, P, U, QD):
-    """No equality constraint: the variable of largest decrease; returns
-    ``(position, copy, max violation)``."""
-    best = -1.0
-    qbest = -1
-    bbest = -1
-    viol = 0.0
-    k = A.shape[1]
-    for q in range(active_size):
-        qd = QD[q]
-        if qd <= TAU:
-            qd = TAU
-        for b in range(k):
-            a = A[q, b]
-            g = P[q, b] + S[q, b] * f[q]
-            v = 0.0
-            if g < 0.0 and a < U[q, b]:
-                v = -g
-            elif g > 0.0 and a > 0.0:
-                v = g
-            if v <= 0.0:
-                continue
-            if v > viol:
-                viol = v
-            a_new = a - g / qd
-            if a_new < 0.0:
-                a_new = 0.0
-            elif a_new > U[q, b]:
-                a_new = U[q, b]
-            d = a_new - a
-            gain = -(g * d + 0.5 * qd * d * d)
-            if gain > best:
-                best = gain
-                qbest = q
-                bbest = b
-    return qbest, bbest, viol
-
-
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _step_pair(iq, ib, jq, jb, active_size, pidx, f, fbar, QD, UP, LOW, A, S, P, U, Ki, Kj):
-    """Two-variable update of LIBSVM (clipped to the box, ``s^T alpha`` kept) on copy ``ib``
-    of position ``iq`` and copy ``jb`` of position ``jq`` (``Ki``, ``Kj``: the kernel rows of
-    their points); then ``f`` over the active points, in the same pass as the next scan for
-    ``i`` of :func:`_select`, whose ``(G_max, i)`` is returned.
-
-    (The caller fetches the rows: the kernel-row code is then compiled into the caller's
-    module only, not again into this function's, on a cold start.)"""
-    Ci, Cj = U[iq, ib], U[jq, jb]
-    si, sj = S[iq, ib], S[jq, jb]
-    Gi = P[iq, ib] + si * f[iq]
-    Gj = P[jq, jb] + sj * f[jq]
-    ai_old, aj_old = A[iq, ib], A[jq, jb]
-    ai, aj = ai_old, aj_old
-    qc = QD[iq] + QD[jq] - 2.0 * Ki[pidx[jq]]
-    if qc <= 0.0:
-        qc = TAU
-    if si != sj:
-        delta = (-Gi - Gj) / qc
-        diff = ai - aj
-        ai += delta
-        aj += delta
-        if diff > 0.0:
-            if aj < 0.0:
-                aj = 0.0
-                ai = diff
-        else:
-            if ai < 0.0:
-                ai = 0.0
-                aj = -diff
-        if diff > Ci - Cj:
-            if ai > Ci:
-                ai = Ci
-                aj = Ci - diff
-        else:
-            if aj > Cj:
-                aj = Cj
-                ai = Cj + diff
-    else:
-        delta = (Gi - Gj) / qc
-        tot = ai + aj
-        ai -= delta
-        aj += delta
-        if tot > Ci:
-            if ai > Ci:
-                ai = Ci
-                aj = tot - Ci
-        else:
-            if aj < 0.0:
-                aj = 0.0
-                ai = tot
-        if tot > Cj:
-            if aj > Cj:
-                aj = Cj
-                ai = tot - Cj
-        else:
-            if ai < 0.0:
-                ai = 0.0
-                aj = tot
-    A[iq, ib] = ai
-    A[jq, jb] = aj
-    _point_bounds(iq, A, S, P, U, UP, LOW)
-    _point_bounds(jq, A, S, P, U, UP, LOW)
-    ci = si * (ai - ai_old)
-    cj = sj * (aj - aj_old)
-    Gmax = -np.inf
-    imax = -1
-    for q in range(active_size):
-        r = pidx[q]
-        fq = f[q] + (ci * Ki[r] + cj * Kj[r])
-        f[q] = fq
-        v = UP[q] - fq
-        if v >= Gmax:
-            Gmax = v
-            imax = q
-    if Gmax == -np.inf:
-        imax = -1
-    _update_fbar(ai_old >= Ci, ai >= Ci, si * Ci, Ki, pidx, fbar)
-    _update_fbar(aj_old >= Cj, aj >= Cj, sj * Cj, Kj, pidx, fbar)
-    return Gmax, imax
-
-
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _step_single(iq, ib, active_size, pidx, f, fbar, QD, UP, LOW, A, S, P, U, Ki):
-    """Single-variable update (no equality) of copy ``ib`` of position ``iq``, the Newton
-    step on its coordinate clipped to the box; ``Ki`` the kernel row of its point."""
-    q = QD[iq]
-    if q <= TAU:
-        q = TAU
-    a_old = A[iq, ib]
-    g = P[iq, ib] + S[iq, ib] * f[iq]
-    a = a_old - g / q
-    if a < 0.0:
-        a = 0.0
-    elif a > U[iq, ib]:
-        a = U[iq, ib]
-    A[iq, ib] = a
-    _point_bounds(iq, A, S, P, U, UP, LOW)
-    ci = S[iq, ib] * (a - a_old)
-    for t in range(active_size):
-        f[t] += ci * Ki[pidx[t]]
-    _update_fbar(a_old >= U[iq, ib], a >= U[iq, ib], S[iq, ib] * U[iq, ib], Ki, pidx, fbar)
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
@@ -401,177 +264,18 @@ def _reconstruct(st, ctl, src, stats, work, budget, miss_cost):
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _shrunk_copies(q, f, A, S, P, U, Gmax1, Gmax2):
-    """LIBSVM's ``be_shrunk`` for every copy (``u > 0``) of position ``q``: the number of
-    those copies if all would be shrunk, else 0 (an active point has at least one)."""
-    c = 0
-    for b in range(A.shape[1]):
-        uu = U[q, b]
-        if not uu > 0.0:
-            continue
-        g = P[q, b] + S[q, b] * f[q]
-        a = A[q, b]
-        if a >= uu:
-            sh = (-g > Gmax1) if S[q, b] > 0.0 else (-g > Gmax2)
-        elif a <= 0.0:
-            sh = (g > Gmax2) if S[q, b] > 0.0 else (g > Gmax1)
-        else:
-            return 0
-        if not sh:
-            return 0
-        c += 1
-    return c
-
-
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _violations(active_size, f, UP, LOW):
-    """``(max_{I_up} -s_t G_t, max_{I_low} s_t G_t)`` over the active points."""
-    Gmax1 = -np.inf
-    Gmax2 = -np.inf
-    for q in range(active_size):
-        v1 = UP[q] - f[q]
-        if v1 > Gmax1:
-            Gmax1 = v1
-        v2 = LOW[q] + f[q]
-        if v2 > Gmax2:
-            Gmax2 = v2
-    return Gmax1, Gmax2
-
-
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _do_shrinking(st, has_eq, active_size, unshrink, tol, stats):
-    """LIBSVM's ``do_shrinking`` per point; returns ``(active_size, unshrink, again)``. A
-    shrunk point is exchanged with the last active one that stays (LIBSVM's
-    ``swap_index``). ``again``: the violation is within ``10 tol`` for the first time and
-    nothing was done; the caller reconstructs the gradient of the shrunk points (LIBSVM's
-    unshrink) and calls again with every live point active and ``unshrink`` True (the
-    kernel rows are fetched by the caller only: on a cold start the row code is not
-    compiled into this function)."""
-    pidx, vid, A, S, P, U = st.point, st.var, st.alpha, st.sign, st.lin, st.upper
-    QD, f, fbar, UP, LOW = st.kdiag, st.f, st.fbar, st.up, st.low
-    if has_eq:
-        Gmax1, Gmax2 = _violations(active_size, f, UP, LOW)
-        close = Gmax1 + Gmax2 <= 10.0 * tol
-    else:
-        M = _select_single(active_size, f, A, S, P, U, QD)[2]
-        Gmax1 = Gmax2 = M
-        close = M <= 10.0 * tol
-    if (not unshrink) and close:
-        return active_size, unshrink, True
-    q = np.int64(0)        # not a literal: one compiled specialisation of the callees
-    while q < active_size:
-        c = _shrunk_copies(q, f, A, S, P, U, Gmax1, Gmax2)   # (Gmax1 = Gmax2 = M without eq)
-        if c > 0:
-            active_size -= 1
-            stats[_SHRINK] += c
-            while active_size > q:
-                c = _shrunk_copies(active_size, f, A, S, P, U, Gmax1, Gmax2)
-                if c == 0:
-                    a, z = q, active_size           # exchange positions q and active_size
-                    pidx[a], pidx[z] = pidx[z], pidx[a]
-                    f[a], f[z] = f[z], f[a]
-                    fbar[a], fbar[z] = fbar[z], fbar[a]
-                    QD[a], QD[z] = QD[z], QD[a]
-                    UP[a], UP[z] = UP[z], UP[a]
-                    LOW[a], LOW[z] = LOW[z], LOW[a]
-                    for b in range(A.shape[1]):
-                        vid[a, b], vid[z, b] = vid[z, b], vid[a, b]
-                        A[a, b], A[z, b] = A[z, b], A[a, b]
-                        S[a, b], S[z, b] = S[z, b], S[a, b]
-                        P[a, b], P[z, b] = P[z, b], P[a, b]
-                        U[a, b], U[z, b] = U[z, b], U[a, b]
-                    break
-                stats[_SHRINK] += c
-                active_size -= 1
-        q += 1
-    return active_size, unshrink, False
-
-
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _select(has_eq, active_size, have_up, Gmax, imax, pidx, f, UP, LOW, QD, A, S, P, U, src,
-            stats):
-    """One working-set selection over the active point positions ``0 .. active_size - 1``:
-    ``(iq, ib, jq, jb, violation)`` (``jq = -1``: none).
-
-    With the equality, WSS3 (LIBSVM): ``i`` the copy of ``argmax_q UP[q] - f[q]``
-    (``max_{t in I_up} -s_t G_t``; ``(G_max, i)`` given by the last :func:`_step_pair` when
-    ``have_up``), then ``j = argmin_{I_low, s_t G_t > -G_max} -(G_max + s_t G_t)^2 / a_it``
-    with ``a_it = K_ii + K_tt - 2 K_it`` (``TAU`` when not positive); ``QD[q]`` is ``K`` at
-    the point of position ``q``. The violation is ``m(alpha) - M(alpha)``. The copy of a
-    point is the one that realises ``UP`` (for ``i``) or ``LOW`` (for ``j``), the last one
-    on ties. Without it, :func:`_select_single`.
-    """
-    if not has_eq:
-        iq, ib, viol = _select_single(active_size, f, A, S, P, U, QD)
-        return iq, ib, iq, ib, viol
-    if not have_up:
-        Gmax = -np.inf
-        imax = -1
-        for q in range(active_size):
-            v = UP[q] - f[q]
-            if v >= Gmax:
-                Gmax = v
-                imax = q
-        if Gmax == -np.inf:
-            imax = -1
-    if imax < 0:
-        return -1, -1, -1, -1, -np.inf
-    Ki = _row(pidx[imax], src, stats)
-    Kii = QD[imax]
-    Gmax2 = -np.inf
-    jmin = -1
-    obj_min = np.inf
-    for q in range(active_size):
-        sg = LOW[q] + f[q]
-        if sg >= Gmax2:
-            Gmax2 = sg
-        gd = Gmax + sg
-        if gd > 0.0:
-            qc = Kii + QD[q] - 2.0 * Ki[pidx[q]]
-            if qc <= 0.0:
-                qc = TAU
-            od = -(gd * gd) / qc
-            if od <= obj_min:
-                jmin = q
-                obj_min = od
-    # the copies: of i, the last realising UP (in I_up); of j, the last realising LOW (I_low)
-    ib = -1
-    up = -np.inf
-    for b in range(A.shape[1]):
-        a = A[imax, b]
-        if S[imax, b] > 0.0:
-            in_up = a < U[imax, b]
-        else:
-            in_up = a > 0.0
-        if in_up and -(S[imax, b] * P[imax, b]) >= up:
-            up = -(S[imax, b] * P[imax, b])
-            ib = b
-    jb = -1
-    if jmin >= 0:
-        low = -np.inf
-        for b in range(A.shape[1]):
-            a = A[jmin, b]
-            if S[jmin, b] > 0.0:
-                in_low = a > 0.0
-            else:
-                in_low = a < U[jmin, b]
-            if in_low and S[jmin, b] * P[jmin, b] >= low:
-                low = S[jmin, b] * P[jmin, b]
-                jb = b
-    return imax, ib, jmin, jb, Gmax + Gmax2
-
-
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _setup_layout(pt, s, p, u, alpha, QD_pt, st):
-    """The first part of the solver's state at a feasible ``alpha`` (into the arrays of
-    ``st``, an :data:`SMOState`): the per-point layout of the caller's variables (``pidx``,
-    ``vid``, ``A``, ``S``, ``P``, ``U``; the points with a copy of ``u > 0`` first, in
-    increasing point order), ``QD``, and ``nu``, ``nubar`` by point (``Knu``, ``Knubar``
-    zeroed for :func:`_setup_rows`). Returns ``n_live``, the number of those points.
+def _setup_layout(dual, st):
+    """The first part of the solver's state at the feasible point of ``dual`` (an
+    :data:`SMODual`; into the arrays of ``st``, an :data:`SMOState`): the per-point layout
+    of the caller's variables (``pidx``, ``vid``, ``A``, ``S``, ``P``, ``U``; the points with
+    a copy of ``u > 0`` first, in increasing point order), ``QD``, and ``nu``, ``nubar`` by
+    point (``Knu``, ``Knubar`` zeroed for :func:`_setup_rows`). Returns ``n_live``, the
+    number of those points.
 
     (Every array is allocated by ``np.empty`` with one of three signatures and filled by
     loops: each other allocation signature compiles an implementation of its own on a cold
     start.)"""
+    pt, s, p, u, QD_pt, alpha = dual.pt, dual.s, dual.p, dual.u, dual.kdiag, dual.alpha
     m = QD_pt.shape[0]
     n = pt.shape[0]
     pidx, vid, A, S, P, U = st.point, st.var, st.alpha, st.sign, st.lin, st.upper
@@ -679,15 +383,13 @@ def new_state(pt, m):
 
 
 @njit(cache=True, no_cfunc_wrapper=True)
-def _wss(pt, s, p, u, alpha, QD_pt, src, stats, st):
+def _wss(dual, src, stats, st):
     """:func:`wss_variables` on the state arrays ``st`` (:func:`new_state`)."""
-    n_live = _setup_layout(pt, s, p, u, alpha, QD_pt, st)
+    n_live = _setup_layout(dual, st)
     _setup_rows(st, 0, src, stats, 0.0, np.inf, 0.0)
     _setup_finish(st)
-    iq, ib, jq, jb, viol = _select(np.bool_(True), n_live, np.bool_(False), -np.inf,
-                                   np.int64(-1),
-                                   st.point, st.f, st.up, st.low, st.kdiag, st.alpha, st.sign,
-                                   st.lin, st.upper, src, stats)
+    iq, ib, jq, jb, viol = _select(step_vars(st), np.bool_(True), n_live, np.bool_(False),
+                                   -np.inf, np.int64(-1), src, stats)
     i = st.var[iq, ib] if iq >= 0 else -1
     j = st.var[jq, jb] if jq >= 0 else -1
     return i, j, viol
@@ -697,7 +399,7 @@ def wss_variables(pt, s, p, u, alpha, QD_pt, src, stats):
     """The working set :func:`smo_solve` picks at ``alpha`` (all variables active), as the
     caller's variable indices: ``(i, j, m(alpha) - M(alpha))`` (``j = -1``: none)."""
     st = new_state(pt, QD_pt.shape[0])
-    return _wss(pt, s, p, u, alpha, QD_pt, src, stats, st)
+    return _wss(SMODual(pt, s, p, u, QD_pt, alpha, np.empty(alpha.shape[0])), src, stats, st)
 
 
 def smo_solve(pt_in, s_in, p_in, u_in, QD_pt, alpha_in, has_eq, tol, max_iter, shrinking, src,
@@ -720,10 +422,10 @@ def smo_solve(pt_in, s_in, p_in, u_in, QD_pt, alpha_in, has_eq, tol, max_iter, s
     ctl = np.zeros(N_KCTL, dtype=np.int64)
     fctl = np.zeros(N_FCTL)
     G_out = np.empty(alpha_in.shape[0])
-    has_eq, shrinking, newton = np.bool_(has_eq), np.bool_(shrinking), np.bool_(newton)
-    while _smo_chunk(pt_in, s_in, p_in, u_in, QD_pt, alpha_in, has_eq, float(tol),
-                     int(max_iter), shrinking, src, stats, newton, st, ctl, fctl, G_out,
-                     _chunk.budget()) == PAUSED:
+    dual = SMODual(pt_in, s_in, p_in, u_in, QD_pt, alpha_in, G_out)
+    opt = SMOOptions(np.bool_(has_eq), float(tol), int(max_iter), np.bool_(shrinking),
+                     np.bool_(newton))
+    while _smo_chunk(dual, opt, src, stats, st, ctl, fctl, _chunk.budget()) == PAUSED:
         pass                          # (between two calls: where Ctrl-C is raised)
     if not (np.all(np.isfinite(G_out)) and np.all(np.isfinite(alpha_in))):
         # (NaN compares false: the working-set selection then finds no pair and the run
@@ -750,25 +452,27 @@ def _start_recon(ctl, lo, hi, count, nxt):
 
 
 @njit(cache=True, no_cfunc_wrapper=True)
-def _smo_chunk(pt_in, s_in, p_in, u_in, QD_pt, alpha_in, has_eq, tol, max_iter, shrinking, src,
-               stats, newton, st, ctl, fctl, G_out, budget):
-    """The SMO of :func:`smo_solve` for about ``budget`` work units (:mod:`fast._chunk`):
-    returns :data:`fast._chunk.PAUSED` while it is not done, 0 when it is (``alpha_in``,
-    ``G_out`` and ``ctl[K_IT]``, ``ctl[K_HIT]``, ``fctl[F_VIOL]`` then hold the result).
-    ``st`` (:func:`new_state`), ``ctl`` and ``fctl`` (zeros on the first call) carry the run
-    from one call to the next, which resumes exactly where the last one stopped: at the top
-    of an iteration, in the setup's sum of kernel rows, or in a gradient reconstruction
-    (:func:`_reconstruct`); a Newton step or a shrinking round is never cut."""
+def _smo_chunk(dual, opt, src, stats, st, ctl, fctl, budget):
+    """The SMO of :func:`smo_solve` on ``dual`` (an :data:`SMODual`) with the options ``opt``
+    (an :data:`SMOOptions`) and the kernel rows ``src`` for about ``budget`` work units
+    (:mod:`fast._chunk`): returns :data:`fast._chunk.PAUSED` while it is not done, 0 when it
+    is (``dual.alpha``, ``dual.G`` and ``ctl[K_IT]``, ``ctl[K_HIT]``, ``fctl[F_VIOL]`` then
+    hold the result). ``st`` (:func:`new_state`), ``ctl`` and ``fctl`` (zeros on the first
+    call) carry the run from one call to the next, which resumes exactly where the last one
+    stopped: at the top of an iteration, in the setup's sum of kernel rows, or in a gradient
+    reconstruction (:func:`_reconstruct`); a Newton step or a shrinking round is never cut."""
+    u_in, alpha_in = dual.u, dual.alpha
+    has_eq, tol, max_iter, shrinking, newton = opt
     n = alpha_in.shape[0]
-    m = QD_pt.shape[0]
-    pidx, A, S, P, U = st.point, st.alpha, st.sign, st.lin, st.upper
-    QD, f, fbar, UP, LOW = st.kdiag, st.f, st.fbar, st.up, st.low
+    m = dual.kdiag.shape[0]
+    pidx, A, U = st.point, st.alpha, st.upper
+    v = step_vars(st)               # the arrays the steps touch (fast._smo_steps.StepVars)
     miss_cost = m * (KERNEL_ROW_PER_FEATURE * src.X.shape[1] + KERNEL_ROW_EXTRA)
     unshrink = np.bool_(False)    # typed, not literal (one specialisation of the callees)
     yes = np.bool_(True)          # (the same for the pair steps' _select: not Literal[True])
     work = 0.0
     if ctl[K_PC] == PC_SETUP:
-        ctl[K_NLIVE] = _setup_layout(pt_in, s_in, p_in, u_in, alpha_in, QD_pt, st)
+        ctl[K_NLIVE] = _setup_layout(dual, st)
         work += n + m * A.shape[1]
         ctl[K_CURSOR] = 0
         ctl[K_PC] = PC_SETUP_ROWS
@@ -835,7 +539,7 @@ def _smo_chunk(pt_in, s_in, p_in, u_in, QD_pt, alpha_in, has_eq, tol, max_iter, 
                 _start_recon(ctl, n_live, m, 0, N_FINAL2)
                 continue
             else:
-                _finish(st, n_live, has_eq, u_in, alpha_in, G_out, fctl)
+                _finish(st, n_live, has_eq, dual, fctl)
                 ctl[K_IT] = it
                 ctl[K_HIT] = 1 if hit_max else 0
                 return 0
@@ -870,16 +574,16 @@ def _smo_chunk(pt_in, s_in, p_in, u_in, QD_pt, alpha_in, has_eq, tol, max_iter, 
                 continue
         misses = stats[ROW_MISS]
         if go == G_CONV:
-            iq, ib, jq, jb, viol = _select(has_eq, active_size, np.bool_(False), Gmax, imax,
-                                           pidx, f, UP, LOW, QD, A, S, P, U, src, stats)
+            iq, ib, jq, jb, viol = _select(v, has_eq, active_size, np.bool_(False), Gmax,
+                                           imax, src, stats)
             if viol <= tol or jq < 0:
                 _start_recon(ctl, active_size, n_live, 1, N_FINAL1)
                 continue
             stats[_RESUME] += 1          # a shrunk variable violates: resume on all
             counter = 1
         else:
-            iq, ib, jq, jb, viol = _select(has_eq, active_size, have_up, Gmax, imax, pidx, f,
-                                           UP, LOW, QD, A, S, P, U, src, stats)
+            iq, ib, jq, jb, viol = _select(v, has_eq, active_size, have_up, Gmax, imax, src,
+                                           stats)
             if viol <= tol or jq < 0:
                 # (a NaN violation is not a stop: it is caught at the stop on all points)
                 _start_recon(ctl, active_size, n_live, 1,
@@ -905,8 +609,8 @@ def _smo_chunk(pt_in, s_in, p_in, u_in, QD_pt, alpha_in, has_eq, tol, max_iter, 
         pair = has_eq
         if not has_eq and (it & 1) == 0:
             # beyond LIBSVM: every other step, WSS3's pair step (a feasible direction here too)
-            pq, pb, qq, qb, pv = _select(yes, active_size, np.bool_(False), Gmax, imax, pidx,
-                                         f, UP, LOW, QD, A, S, P, U, src, stats)
+            pq, pb, qq, qb, pv = _select(v, yes, active_size, np.bool_(False), Gmax, imax,
+                                         src, stats)
             if qq >= 0 and pv > 0.0:
                 iq, ib, jq, jb, pair = pq, pb, qq, qb, True
         fi = A[iq, ib] > 0.0 and A[iq, ib] < U[iq, ib]
@@ -915,12 +619,10 @@ def _smo_chunk(pt_in, s_in, p_in, u_in, QD_pt, alpha_in, has_eq, tol, max_iter, 
             Ki = _row(pidx[iq], src, stats)
             Kj = _row(pidx[jq], src, stats)
             # (row i was used last, so fetching row j never evicts it: the cache has >= 2 slots)
-            Gmax, imax = _step_pair(iq, ib, jq, jb, active_size, pidx, f, fbar, QD, UP, LOW, A,
-                                    S, P, U, Ki, Kj)
+            Gmax, imax = _step_pair(v, iq, ib, jq, jb, active_size, Ki, Kj)
             have_up = True
         else:
-            _step_single(iq, ib, active_size, pidx, f, fbar, QD, UP, LOW, A, S, P, U,
-                         _row(pidx[iq], src, stats))
+            _step_single(v, iq, ib, active_size, _row(pidx[iq], src, stats))
         if (fi == (A[iq, ib] > 0.0 and A[iq, ib] < U[iq, ib])
                 and fj == (A[jq, jb] > 0.0 and A[jq, jb] < U[jq, jb])):
             stable += 1
@@ -943,9 +645,11 @@ def _smo_chunk(pt_in, s_in, p_in, u_in, QD_pt, alpha_in, has_eq, tol, max_iter, 
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _finish(st, n_live, has_eq, u_in, alpha_in, G_out, fctl):
+def _finish(st, n_live, has_eq, dual, fctl):
     """The end of a run (``f`` known at every point): the maximal KKT violation over all the
-    live points into ``fctl[F_VIOL]``, ``alpha`` and the full gradient in the caller's order."""
+    live points into ``fctl[F_VIOL]``, ``alpha`` and the full gradient in the caller's order
+    (into ``dual.alpha``, ``dual.G``)."""
+    alpha_in, G_out = dual.alpha, dual.G
     A, S, P, U, f = st.alpha, st.sign, st.lin, st.upper, st.f
     if has_eq:
         g1, g2 = _violations(n_live, f, st.up, st.low)
@@ -961,47 +665,3 @@ def _finish(st, n_live, has_eq, u_in, alpha_in, G_out, fctl):
             if t >= 0:
                 alpha_in[t] = A[q, b]
                 G_out[t] = P[q, b] + S[q, b] * f[q]
-
-
-@njit(cache=True, no_cfunc_wrapper=True)
-def intercept_from_gradient(s, u, alpha, G):
-    """``b = -rho`` of LIBSVM's ``calculate_rho``: free variables pin ``b = -s_t G_t``
-    (their mean); otherwise the midpoint of the interval the bounded ones allow."""
-    ub = np.inf
-    lb = -np.inf
-    nf = 0
-    sf = 0.0
-    for t in range(alpha.shape[0]):
-        if not u[t] > 0.0:
-            continue
-        yG = s[t] * G[t]
-        if alpha[t] >= u[t]:
-            if s[t] < 0.0:
-                if yG < ub:
-                    ub = yG
-            else:
-                if yG > lb:
-                    lb = yG
-        elif alpha[t] <= 0.0:
-            if s[t] > 0.0:
-                if yG < ub:
-                    ub = yG
-            else:
-                if yG > lb:
-                    lb = yG
-        else:
-            nf += 1
-            sf += yG
-    if nf > 0:
-        rho = sf / nf
-    elif np.isfinite(ub) and np.isfinite(lb):
-        rho = 0.5 * (ub + lb)
-    elif np.isfinite(ub):
-        rho = ub
-    elif np.isfinite(lb):
-        rho = lb
-    else:
-        rho = 0.0
-    return -rho
-
-

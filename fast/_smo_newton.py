@@ -16,7 +16,7 @@ from ._kernels import source_row as _row
 # (compile options: see :mod:`fast._smo`; the helpers that only compiled code calls have no
 # CPython entry point)
 
-#: the solver's statistics slot counting Newton steps (:mod:`fast._smo`)
+#: the solver's statistics slot counting Newton steps (:data:`fast._smo_steps._POLISH`)
 _POLISH = 6
 
 

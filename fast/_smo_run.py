@@ -15,8 +15,8 @@ import numpy as np
 
 from . import _common
 from ._polish import IPM_STEP_COST, active_set_qp, interior_point_qp
-from ._smo import (_POLISH, _RECON, _RESUME, _SHRINK, DEFAULT_MIN_ITER, DEFAULT_TOL,
-                   intercept_from_gradient, smo_solve)
+from ._smo import DEFAULT_MIN_ITER, DEFAULT_TOL, smo_solve
+from ._smo_steps import _POLISH, _RECON, _RESUME, _SHRINK, intercept_from_gradient
 from ._kernels import ROW_MISS, ROW_REQ
 
 #: the Newton polish after a chunk may spend ``POLISH_WORK * n * (SMO iterations so far)``

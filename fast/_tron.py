@@ -73,7 +73,9 @@ from numba import njit
 
 from . import _chunk
 from ._chunk import PAUSED
-from ._rows import row_arrays, row_dot
+from ._rows import row_dot, rows_of
+from ._tron_cg import (CG, _curv_sync, _dot, _hess_from, _mdot, _precond, _precond_dense,
+                       _trcg, _trcg_start)
 
 LOSS_ODM = 0
 LOSS_SQHINGE = 1
@@ -108,21 +110,25 @@ class Data:
 
     def __init__(self, X, y):
         self.y = np.ascontiguousarray(y, dtype=np.float64)
-        self.mode, X, self.Xd, self.indptr, self.indices, self.data = row_arrays(X)
+        X, self.rows = rows_of(X)
+        self.mode, self.Xd = self.rows.mode, self.rows.Xd
         self.nnz = int(X.nnz) if self.mode else int(self.Xd.size)
         self.m, self.d = X.shape
         # the rows' 2-norms: the stop test's bound on the gradient's rounding (_eval)
         self.rn = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel() if self.mode
                           else np.einsum("ij,ij->i", self.Xd, self.Xd))
+        #: what the compiled loop reads (:data:`TronData`)
+        self.tron = TronData(self.rows, self.y, self.rn)
         self._curv_key = None
         self._calls = 0
         self.G = None
         self.pat = None
 
     def curvature_state(self, kind, params, dense_max):
-        """``(G, pat, have)`` for :func:`_tron` (``have``: ``G`` matches ``pat``)."""
+        """The :data:`Curvature` ``(G, pat, have)`` for :func:`_tron` (``have``: ``G`` matches
+        ``pat``)."""
         if not (self.mode == 0 and self.d <= dense_max):
-            return np.zeros((1, 1)), np.zeros(1), False
+            return Curvature(np.zeros((1, 1)), np.zeros(1), False)
         # the shape of ell'' / scale: the loss and, for ODM, mu (pat in {2, 2 mu, 0})
         key = (int(kind), float(params[1]) if kind == LOSS_ODM else None)
         have = key == self._curv_key and self._calls % self._REBUILD_EVERY != 0
@@ -132,7 +138,7 @@ class Data:
             have = False
         self._curv_key = key
         self._calls += 1
-        return self.G, self.pat, have
+        return Curvature(self.G, self.pat, bool(have))
 
 
 def minimize(data, kind, params, w0=None, tol=DEFAULT_TOL, max_iter=DEFAULT_MAX_ITER,
@@ -160,9 +166,9 @@ def minimize(data, kind, params, w0=None, tol=DEFAULT_TOL, max_iter=DEFAULT_MAX_
         max_cg = max(2 * d, 10)
     params = np.ascontiguousarray(params, dtype=np.float64)
     dense_max = int(DENSE_HESSIAN_MAX_D if dense_max is None else dense_max)
-    stats = np.zeros(8)
     gamma = np.zeros(data.m)
-    G, pat, have = data.curvature_state(kind, params, dense_max)
+    curv = data.curvature_state(kind, params, dense_max)
+    G, pat = curv.G, curv.pat
     if data.mode == 0 and d <= dense_max and (G.shape != (d, d) or pat.shape != (data.m,)):
         # the numba loop writes G[:d, :d] and pat[:m] unchecked
         raise RuntimeError(f"TRON's curvature state has shapes {G.shape}, {pat.shape}; "
@@ -170,12 +176,11 @@ def minimize(data, kind, params, w0=None, tol=DEFAULT_TOL, max_iter=DEFAULT_MAX_
     if not params[0] > 0.0:
         raise ValueError(f"the loss weight params[0] must be > 0; got {params[0]!r}")
     st = new_state(data.m, d, data.mode == 0 and d <= dense_max)
-    ctl, fctl = np.zeros(N_TCTL, dtype=np.int64), np.zeros(N_TFCTL)
-    while _tron(data.mode, data.Xd, data.indptr, data.indices, data.data, data.y, w, gamma,
-                int(kind), params, float(tol), int(max_iter), int(max_cg), stats, dense_max,
-                G, pat, bool(have), data.rn, bool(confirm), st, ctl, fctl,
-                _chunk.budget()) == PAUSED:
+    opt = TronOptions(int(kind), params, float(tol), int(max_iter), int(max_cg), dense_max,
+                      bool(confirm))
+    while _tron(data.tron, opt, curv, w, gamma, st, _chunk.budget()) == PAUSED:
         pass                          # (between two calls: where Ctrl-C is raised)
+    stats = st.stats
     stop = {0: "tol", 1: "max_iter", 2: "stalled", 3: "not finite"}[int(stats[4])]
     info = {"n_iter": int(stats[0]), "cg_iter": int(stats[1]), "f": float(stats[2]),
             "grad_norm": float(stats[3]), "stop": stop, "converged": bool(stats[5] > 0),
@@ -207,24 +212,25 @@ def _loss(kind, g, params):
 
 
 @njit(cache=True)
-def _xv(mode, Xd, indptr, indices, data, v, out):
-    """``out = X v`` (all rows)."""
+def _xv(rows, v, out):
+    """``out = X v`` (all rows; ``rows`` a :data:`fast._rows.Rows`)."""
+    mode, Xd, indptr, indices, data = rows
     for i in range(out.shape[0]):
         out[i] = row_dot(mode, i, Xd, indptr, indices, data, v)
 
 
 @njit(cache=True)
-def _eval(mode, Xd, indptr, indices, data, y, w, z, kind, params, coef, dd, act, grad, rn):
-    """At ``w`` with ``z = X w``: value ``f``, gradient into ``grad``, ``dd = ell''``, the
-    active rows ``act[:n_act]`` (``dd != 0``), ``coef = y ell'`` (the gradient is
-    ``w + X^T coef``). Returns ``(f, n_act, gabs_ub)`` with ``gabs_ub = ||w|| + sum_i
-    |coef_i| rn_i`` (``rn``: the rows' 2-norms), an upper bound on the norm of ``gabs``,
-    the sums of the absolute values of the gradient's terms (:func:`_gabs_norm`)."""
+def _eval(data, w, z, kind, params, coef, dd, act, grad):
+    """At ``w`` with ``z = X w`` (``data`` a :data:`TronData`): value ``f``, gradient into
+    ``grad``, ``dd = ell''``, the active rows ``act[:n_act]`` (``dd != 0``), ``coef = y ell'``
+    (the gradient is ``w + X^T coef``). Returns ``(f, n_act, gabs_ub)`` with ``gabs_ub =
+    ||w|| + sum_i |coef_i| rn_i`` (``rn``: the rows' 2-norms), an upper bound on the norm of
+    ``gabs``, the sums of the absolute values of the gradient's terms (:func:`_gabs_norm`)."""
     f = 0.0
     for t in range(w.shape[0]):
         f += 0.5 * w[t] * w[t]
-    fl, n_act, ub = _rows(y, z, kind, params, coef, dd, act, rn)
-    _grad(mode, Xd, indptr, indices, data, w, coef, grad)
+    fl, n_act, ub = _rows(data.y, z, kind, params, coef, dd, act, data.rn)
+    _grad(data.rows, w, coef, grad)
     return f + fl, n_act, np.sqrt(_dot(w, w)) + ub
 
 
@@ -249,8 +255,9 @@ def _rows(y, z, kind, params, coef, dd, act, rn):
 
 
 @njit(cache=True)
-def _grad(mode, Xd, indptr, indices, data, w, coef, grad):
+def _grad(rows, w, coef, grad):
     """``grad = w + X^T coef`` (one pass over the rows with ``coef != 0``)."""
+    mode, Xd, indptr, indices, data = rows
     for t in range(w.shape[0]):
         grad[t] = w[t]
     if mode == 0:
@@ -268,13 +275,14 @@ def _grad(mode, Xd, indptr, indices, data, w, coef, grad):
 
 
 @njit(cache=True)
-def _trial(y, z, xs, kind, params, w, s, coef, dd, act, rn):
+def _trial(data, z, xs, kind, params, w, s, coef, dd, act):
     """The trial point ``w + s`` in one pass over the rows: ``f(w) - f(w + s)`` summed as
     differences (:func:`_loss_drop`), and :func:`_rows` at the new margins ``y (z + xs)``
     (into ``coef``, ``dd``, ``act``: scratch until the step is accepted). Returns
     ``(actred, f(w + s), n_act, sum_i |coef_i| rn_i)``. (Its loop repeats :func:`_rows`'
     body on purpose: with that body in a helper, inlined or not, numba's loop ran slower;
     ``validation/bench_cv_protocol.py`` measures it, validation/decisions.md.)"""
+    y, rn = data.y, data.rn
     red = 0.0
     fw = 0.0
     for t in range(w.shape[0]):
@@ -300,9 +308,10 @@ def _trial(y, z, xs, kind, params, w, s, coef, dd, act, rn):
 
 
 @njit(cache=True)
-def _gabs_norm(mode, Xd, indptr, indices, data, w, coef, gabs):
+def _gabs_norm(rows, w, coef, gabs):
     """``||gabs||`` with ``gabs = |w| + sum_i |coef_i| |x_i|`` (componentwise): the gradient
     ``w + X^T coef`` cannot be resolved below ~ eps ``gabs``."""
+    mode, Xd, indptr, indices, data = rows
     for t in range(w.shape[0]):
         gabs[t] = abs(w[t])
     for i in range(coef.shape[0]):
@@ -318,7 +327,7 @@ def _gabs_norm(mode, Xd, indptr, indices, data, w, coef, gabs):
 
 
 @njit(cache=True)
-def _stops(mode, Xd, indptr, indices, data, w, coef, gabs, gnorm, wnorm, tol, gabs_ub):
+def _stops(rows, w, coef, gabs, gnorm, wnorm, tol, gabs_ub):
     """The stop test ``||g|| <= max(tol (1 + ||w||), _FLOOR ||gabs||)``; ``gabs`` is formed
     only when the bound ``gabs_ub`` says the floor could decide. Returns ``(stop, floor)``
     (``floor`` NaN when it was not needed)."""
@@ -326,7 +335,7 @@ def _stops(mode, Xd, indptr, indices, data, w, coef, gabs, gnorm, wnorm, tol, ga
         return True, np.nan
     if gnorm > _FLOOR * gabs_ub:
         return False, np.nan
-    floor = _FLOOR * _gabs_norm(mode, Xd, indptr, indices, data, w, coef, gabs)
+    floor = _FLOOR * _gabs_norm(rows, w, coef, gabs)
     return gnorm <= floor, floor
 
 
@@ -358,217 +367,28 @@ def _loss_drop(kind, g, dg, params):
     return C * _sq_hinge_drop(max(0.0, 1.0 - g), max(0.0, 1.0 - gn), dg)
 
 
-@njit(cache=True)
-def _hv(mode, Xd, indptr, indices, data, dd, act, n_act, v, out):
-    """``out = v + X_S^T (D_S (X_S v))`` over the active rows only."""
-    for t in range(v.shape[0]):
-        out[t] = v[t]
-    for a in range(n_act):
-        i = act[a]
-        acc = 0.0
-        if mode == 0:
-            for t in range(Xd.shape[1]):
-                acc += Xd[i, t] * v[t]
-            acc *= dd[i]
-            for t in range(Xd.shape[1]):
-                out[t] += acc * Xd[i, t]
-        else:
-            for k in range(indptr[i], indptr[i + 1]):
-                acc += data[k] * v[indices[k]]
-            acc *= dd[i]
-            for k in range(indptr[i], indptr[i + 1]):
-                out[indices[k]] += acc * data[k]
 
-
-@njit(cache=True)
-def _precond(mode, Xd, indptr, indices, data, dd, act, n_act, M):
-    """``M = (1 - a) + a diag(H)``, ``diag(H) = 1 + sum_S dd_i x_ij^2``."""
-    d = M.shape[0]
-    for t in range(d):
-        M[t] = 1.0
-    for a in range(n_act):
-        i = act[a]
-        if mode == 0:
-            for t in range(Xd.shape[1]):
-                M[t] += dd[i] * Xd[i, t] * Xd[i, t]
-        else:
-            for k in range(indptr[i], indptr[i + 1]):
-                M[indices[k]] += dd[i] * data[k] * data[k]
-    for t in range(d):
-        M[t] = (1.0 - 0.01) + 0.01 * M[t]
-
-
-@njit(cache=True)
-def _curv_sync(Xd, dd, scale, act, n_act, G, pat, have, changed):
-    """Bring ``G = sum_i pat_i x_i x_i^T`` to the curvature ``dd = scale * pat`` of the
-    current point: the rows whose ``pat`` changed are added / removed (``d^2`` each), or
-    ``G`` is rebuilt from the active rows when that is cheaper or ``have`` is false.
-    Returns the number of rows touched."""
-    d = G.shape[0]
-    m = dd.shape[0]
-    n_changed = 0
-    inv = 1.0 / scale                # pat = dd * inv, the same product everywhere
-    if have:
-        for i in range(m):
-            if dd[i] * inv != pat[i]:
-                changed[n_changed] = i
-                n_changed += 1
-    if have and n_changed < n_act:
-        for a in range(n_changed):
-            i = changed[a]
-            p_new = dd[i] * inv
-            di = p_new - pat[i]
-            pat[i] = p_new
-            for s_ in range(d):
-                v = di * Xd[i, s_]
-                for t in range(d):
-                    G[s_, t] += v * Xd[i, t]
-        return n_changed
-    acc = np.zeros(d * d)            # flat accumulator: the inner loop runs contiguously
-    for a in range(n_act):
-        i = act[a]
-        pi = dd[i] * inv
-        for s_ in range(d):
-            v = pi * Xd[i, s_]
-            base = s_ * d
-            for t in range(d):
-                acc[base + t] += v * Xd[i, t]
-    for s_ in range(d):
-        for t in range(d):
-            G[s_, t] = acc[s_ * d + t]
-    for i in range(m):
-        pat[i] = dd[i] * inv
-    return n_act
-
-
-@njit(cache=True)
-def _hess_from(G, scale, Hm):
-    """``Hm = I + scale * G``."""
-    d = G.shape[0]
-    for s_ in range(d):
-        for t in range(d):
-            Hm[s_, t] = scale * G[s_, t]
-        Hm[s_, s_] += 1.0
-
-
-@njit(cache=True)
-def _hv_dense(Hm, v, out):
-    """``out = Hm v`` for the formed Hessian (``O(d^2)``)."""
-    d = Hm.shape[0]
-    for s_ in range(d):
-        acc = 0.0
-        for t in range(d):
-            acc += Hm[s_, t] * v[t]
-        out[s_] = acc
-
-
-@njit(cache=True)
-def _precond_dense(Hm, M):
-    """:func:`_precond` from the formed Hessian's diagonal."""
-    for t in range(M.shape[0]):
-        M[t] = (1.0 - 0.01) + 0.01 * Hm[t, t]
-
-
-@njit(cache=True)
-def _dot(a, b):
-    acc = 0.0
-    for t in range(a.shape[0]):
-        acc += a[t] * b[t]
-    return acc
-
-
-@njit(cache=True)
-def _mdot(a, M, b):
-    """``a^T M b`` for a diagonal ``M``."""
-    acc = 0.0
-    for t in range(a.shape[0]):
-        acc += a[t] * M[t] * b[t]
-    return acc
-
-
-@njit(cache=True)
-def _trcg_start(g, M, s, r, z, dvec):
-    """The start of the preconditioned Steihaug CG of :func:`_trcg` (``s = 0``, ``r = -g``);
-    returns ``z^T r``."""
-    for t in range(g.shape[0]):
-        s[t] = 0.0
-        r[t] = -g[t]
-        z[t] = r[t] / M[t]
-        dvec[t] = z[t]
-    return _dot(z, r)
-
-
-@njit(cache=True)
-def _trcg(mode, Xd, indptr, indices, data, dd, act, n_act, M, delta, g, cg_tol, max_cg,
-          s, r, z, dvec, Hd, dense, Hm, it, zTr, work, budget, step_cost):
-    """Preconditioned Steihaug CG for ``H s = -g`` in ``||s||_M <= delta``, from its state
-    after ``it`` steps (:func:`_trcg_start` for ``it = 0``: ``s``, ``r``, ``z``, ``dvec`` and
-    ``zTr = z^T r``), until it ends or ``work`` (increased by ``step_cost`` per step) reaches
-    ``budget``.
-
-    ``dense``: the Hessian-vector products use the formed ``Hm`` (``O(d^2)`` each) instead of
-    the rows (``O(nnz(X_S))``). Returns ``(done, cg iterations, zTr, work)``; ``r`` ends as
-    ``-g - H s``."""
-    n = g.shape[0]
-    while it < max_cg:
-        rnorm = np.sqrt(_dot(r, r))
-        if rnorm <= cg_tol:
-            break
-        if work >= budget:
-            return False, it, zTr, work
-        it += 1
-        work += step_cost
-        if dense:
-            _hv_dense(Hm, dvec, Hd)
-        else:
-            _hv(mode, Xd, indptr, indices, data, dd, act, n_act, dvec, Hd)
-        dHd = _dot(dvec, Hd)
-        if dHd <= 0.0:
-            break
-        alpha = zTr / dHd
-        # would s + alpha d leave the region (M-norm)?
-        sMs = 0.0
-        sMd = 0.0
-        dMd = 0.0
-        for t in range(n):
-            snew = s[t] + alpha * dvec[t]
-            sMs += snew * M[t] * snew
-        if sMs > delta * delta:
-            # step back to the boundary: ||s + tau d||_M = delta, tau >= 0
-            sMs = _mdot(s, M, s)
-            sMd = _mdot(s, M, dvec)
-            dMd = _mdot(dvec, M, dvec)
-            dsq = delta * delta
-            rad = np.sqrt(max(sMd * sMd + dMd * (dsq - sMs), 0.0))
-            if sMd >= 0.0:
-                tau = (dsq - sMs) / (sMd + rad) if (sMd + rad) > 0.0 else 0.0
-            else:
-                tau = (rad - sMd) / dMd
-            for t in range(n):
-                s[t] += tau * dvec[t]
-                r[t] -= tau * Hd[t]
-            return True, it, zTr, work
-        for t in range(n):
-            s[t] += alpha * dvec[t]
-            r[t] -= alpha * Hd[t]
-        for t in range(n):
-            z[t] = r[t] / M[t]
-        zTr_new = _dot(z, r)
-        beta = zTr_new / zTr
-        for t in range(n):
-            dvec[t] = z[t] + beta * dvec[t]
-        zTr = zTr_new
-    return True, it, zTr, work
-
-
+#: what TRON's compiled loop reads of the data (:attr:`Data.tron`): the rows (a
+#: :data:`fast._rows.Rows`), the labels ``y`` and the rows' 2-norms ``rn``
+TronData = namedtuple("TronData", "rows y rn")
+#: TRON's options for the compiled loop: the loss (``kind``, ``params``: :func:`_loss`),
+#: ``tol``, ``max_iter`` (Newton iterations), ``max_cg`` (CG steps per iteration),
+#: ``dense_max`` (the formed Hessian up to this many features) and ``confirm`` (a stop is
+#: confirmed on margins recomputed from ``w``: :func:`minimize`)
+TronOptions = namedtuple("TronOptions", "kind params tol max_iter max_cg dense_max confirm")
+#: the formed Hessian's curvature kept on a :class:`Data` between solves: ``G``, ``pat`` and
+#: ``have`` (``G`` matches ``pat``), as :meth:`Data.curvature_state` gives it
+Curvature = namedtuple("Curvature", "G pat have")
 #: TRON's state between two calls of :func:`_tron` (arrays allocated by :func:`new_state`):
 #: the margins ``z = X w`` and ``X s``, the rows' loss terms at the point and at the trial
 #: point (``coef``, ``dd``, the active rows ``act``; swapped when a step is accepted), the
 #: gradient, CG's vectors (``s``, ``r``, ``zz``, ``dvec``, ``Hd``), the preconditioner ``M``,
 #: the trial point, ``gabs`` (:func:`_gabs_norm`), the formed Hessian ``Hm`` and the rows
-#: whose curvature changed (:func:`_curv_sync`; both (1, 1) and (1,) off the formed path)
+#: whose curvature changed (:func:`_curv_sync`; both (1, 1) and (1,) off the formed path);
+#: the run's scalars ``ctl`` (int64, slots ``T_...``) and ``fctl`` (float64, ``T_F`` ...),
+#: zeros for a fresh run, and its report ``stats`` (8 float64, :func:`minimize` reads it)
 TronState = namedtuple("TronState", "z xs coef dd act coef_t dd_t act_t g s r zz dvec Hd M w_new "
-                                    "gabs Hm changed")
+                                    "gabs Hm changed ctl fctl stats")
 #: slots of ``ctl`` (int64): the phase (:data:`P_INIT` ...), Newton iterations, CG
 #: iterations in all and in the current solve, active rows, the stop code, whether it
 #: converged, Hessian rows touched, whether the loss arrays are swapped
@@ -595,12 +415,14 @@ def new_state(m, d, dense):
     return TronState(e(m), e(m), e(m), e(m), e(m, dtype=np.int64), e(m), e(m),
                      e(m, dtype=np.int64), e(d), e(d), e(d), e(d), e(d), e(d), e(d), e(d),
                      e(d), e((d, d) if dense else (1, 1)),
-                     e(m if dense else 1, dtype=np.int64))
+                     e(m if dense else 1, dtype=np.int64), np.zeros(N_TCTL, dtype=np.int64),
+                     np.zeros(N_TFCTL), np.zeros(8))
 
 
 @njit(cache=True)
-def _pass_cost(mode, Xd, indptr, act, n_act, all_rows):
+def _pass_cost(rows, act, n_act, all_rows):
     """The work units of a pass over the rows (all, or the ``n_act`` active ones)."""
+    mode, Xd, indptr = rows.mode, rows.Xd, rows.indptr
     m = indptr.shape[0] - 1 if mode == 1 else Xd.shape[0]
     if mode == 0:
         n = m if all_rows else n_act
@@ -614,19 +436,25 @@ def _pass_cost(mode, Xd, indptr, act, n_act, all_rows):
 
 
 @njit(cache=True)
-def _tron(mode, Xd, indptr, indices, data, y, w, gamma, kind, params, tol, max_iter, max_cg,
-          stats, dense_max, G, pat, have_state, rn, confirm, st, ctl, fctl, budget):
-    """TRON (module docstring) for about ``budget`` work units (:mod:`fast._chunk`): returns
-    :data:`fast._chunk.PAUSED` while not done, 0 when done (``w``, ``gamma`` and ``stats``
-    then hold the result). ``st`` (:func:`new_state`), ``ctl`` and ``fctl`` (zeros on the
-    first call) carry the run between calls, which resume where the last one stopped: at the
-    top of a Newton iteration, inside its CG (between two Hessian products), or before the
-    rest of the iteration."""
+def _tron(data, opt, curv, w, gamma, st, budget):
+    """TRON (module docstring) on ``data`` (a :data:`TronData`) with the options ``opt`` (a
+    :data:`TronOptions`) and the formed Hessian's curvature ``curv`` (a :data:`Curvature`)
+    for about ``budget`` work units (:mod:`fast._chunk`): returns
+    :data:`fast._chunk.PAUSED` while not done, 0 when done (``w``, ``gamma`` and
+    ``st.stats`` then hold the result). ``st`` (:func:`new_state`; its ``ctl`` and ``fctl``
+    zeros on the first call) carries the run between calls, which resume where the last one
+    stopped: at the top of a Newton iteration, inside its CG (between two Hessian products),
+    or before the rest of the iteration."""
+    rows, y = data.rows, data.y
+    mode, Xd = rows.mode, rows.Xd
+    kind, params, tol, max_iter = opt.kind, opt.params, opt.tol, opt.max_iter
+    max_cg, dense_max, confirm = opt.max_cg, opt.dense_max, opt.confirm
+    G, pat, have_state = curv
+    ctl, fctl, stats = st.ctl, st.fctl, st.stats
     m = y.shape[0]
     d = w.shape[0]
     z, xs, g, s, r, zz = st.z, st.xs, st.g, st.s, st.r, st.zz
-    dvec, Hd, M, w_new, gabs, Hm, changed = st.dvec, st.Hd, st.M, st.w_new, st.gabs, st.Hm, \
-        st.changed
+    dvec, M, w_new, gabs, Hm, changed = st.dvec, st.M, st.w_new, st.gabs, st.Hm, st.changed
     # the rows' loss terms at the point and at the trial point (swapped when a step is taken)
     if ctl[T_SWAP] == 0:
         coef, dd, act, coef_t, dd_t, act_t = st.coef, st.dd, st.act, st.coef_t, st.dd_t, st.act_t
@@ -637,7 +465,7 @@ def _tron(mode, Xd, indptr, indices, data, y, w, gamma, kind, params, tol, max_i
     # (``G`` and ``pat`` carry it from one call to the next: see :class:`Data`)
     dense = mode == 0 and d <= dense_max
     scale = params[0]                  # dd = scale * pat, pat in {2, 2 mu, 0}
-    full_pass = _pass_cost(mode, Xd, indptr, act, 0, True)
+    full_pass = _pass_cost(rows, act, 0, True)
     phase = ctl[T_PHASE]
     it = ctl[T_IT]
     cg_total = ctl[T_CG_TOTAL]
@@ -651,9 +479,8 @@ def _tron(mode, Xd, indptr, indices, data, y, w, gamma, kind, params, tol, max_i
     paused = False
     while True:
         if phase == P_INIT:
-            _xv(mode, Xd, indptr, indices, data, w, z)
-            f, n_act, gub = _eval(mode, Xd, indptr, indices, data, y, w, z, kind, params, coef,
-                                  dd, act, g, rn)
+            _xv(rows, w, z)
+            f, n_act, gub = _eval(data, w, z, kind, params, coef, dd, act, g)
             gnorm = np.sqrt(_dot(g, g))
             wnorm = np.sqrt(_dot(w, w))
             work += 3.0 * full_pass
@@ -662,13 +489,12 @@ def _tron(mode, Xd, indptr, indices, data, y, w, gamma, kind, params, tol, max_i
                 _hess_from(G, scale, Hm)
                 _precond_dense(Hm, M)
             else:
-                _precond(mode, Xd, indptr, indices, data, dd, act, n_act, M)
+                _precond(rows, dd, act, n_act, M)
             delta = np.sqrt(_mdot(g, 1.0 / M, g))          # ||g||_{M^-1}
             it = 0
             cg_total = 0
             stop = 1
-            converged, floor = _stops(mode, Xd, indptr, indices, data, w, coef, gabs, gnorm,
-                                      wnorm, tol, gub)
+            converged, floor = _stops(rows, w, coef, gabs, gnorm, wnorm, tol, gub)
             if converged:
                 stop = 0
             elif not (abs(f) < np.inf and gnorm < np.inf):
@@ -687,15 +513,14 @@ def _tron(mode, Xd, indptr, indices, data, y, w, gamma, kind, params, tol, max_i
                 eta = 1e-3 * eta    # a CG step costs O(d^2): solve the Newton system closely
             fctl[T_CGTOL] = eta * gnorm
             fctl[T_ZTR] = _trcg_start(g, M, s, r, zz, dvec)
-            fctl[T_STEPCOST] = d * d if dense else _pass_cost(mode, Xd, indptr, act, n_act,
+            fctl[T_STEPCOST] = d * d if dense else _pass_cost(rows, act, n_act,
                                                               False) * 2.0 + 4.0 * d
             ctl[T_CG_IT] = 0
             phase = P_CG
         if phase == P_CG:
-            done, ncg, zTr, work = _trcg(
-                mode, Xd, indptr, indices, data, dd, act, n_act, M, delta, g, fctl[T_CGTOL],
-                max_cg, s, r, zz, dvec, Hd, dense, Hm, ctl[T_CG_IT], fctl[T_ZTR], work, budget,
-                fctl[T_STEPCOST])
+            cg = CG(delta, fctl[T_CGTOL], max_cg, dense, fctl[T_STEPCOST])
+            done, ncg, zTr, work = _trcg(rows, st, dd, act, n_act, cg, ctl[T_CG_IT],
+                                         fctl[T_ZTR], work, budget)
             ctl[T_CG_IT] = ncg
             fctl[T_ZTR] = zTr
             if not done:
@@ -710,11 +535,11 @@ def _tron(mode, Xd, indptr, indices, data, y, w, gamma, kind, params, tol, max_i
         work += 3.0 * full_pass
         for t in range(d):
             w_new[t] = w[t] + s[t]
-        _xv(mode, Xd, indptr, indices, data, s, xs)
+        _xv(rows, s, xs)
         gs = _dot(g, s)
         prered = -0.5 * (gs - _dot(s, r))
-        actred, f_t, n_act_t, gub_t = _trial(y, z, xs, kind, params, w, s, coef_t, dd_t,
-                                             act_t, rn)
+        actred, f_t, n_act_t, gub_t = _trial(data, z, xs, kind, params, w, s, coef_t, dd_t,
+                                             act_t)
         fnew = f - actred
         snorm = np.sqrt(_mdot(s, M, s))
         if it == 1:
@@ -745,14 +570,12 @@ def _tron(mode, Xd, indptr, indices, data, y, w, gamma, kind, params, tol, max_i
             act, act_t = act_t, act
             ctl[T_SWAP] = 1 - ctl[T_SWAP]
             f, n_act, gub = f_t, n_act_t, gub_t
-            _grad(mode, Xd, indptr, indices, data, w, coef, g)
+            _grad(rows, w, coef, g)
             gnorm = np.sqrt(_dot(g, g))
             wnorm = np.sqrt(_dot(w, w))
-            if confirm and _stops(mode, Xd, indptr, indices, data, w, coef, gabs, gnorm,
-                                  wnorm, tol, gub)[0]:
-                _xv(mode, Xd, indptr, indices, data, w, z)      # fresh margins
-                f, n_act, gub = _eval(mode, Xd, indptr, indices, data, y, w, z, kind,
-                                      params, coef, dd, act, g, rn)
+            if confirm and _stops(rows, w, coef, gabs, gnorm, wnorm, tol, gub)[0]:
+                _xv(rows, w, z)      # fresh margins
+                f, n_act, gub = _eval(data, w, z, kind, params, coef, dd, act, g)
                 gnorm = np.sqrt(_dot(g, g))
                 work += 2.0 * full_pass
             if dense:
@@ -760,9 +583,8 @@ def _tron(mode, Xd, indptr, indices, data, y, w, gamma, kind, params, tol, max_i
                 _hess_from(G, scale, Hm)
                 _precond_dense(Hm, M)
             else:
-                _precond(mode, Xd, indptr, indices, data, dd, act, n_act, M)
-            converged, floor = _stops(mode, Xd, indptr, indices, data, w, coef, gabs, gnorm,
-                                      wnorm, tol, gub)
+                _precond(rows, dd, act, n_act, M)
+            converged, floor = _stops(rows, w, coef, gabs, gnorm, wnorm, tol, gub)
             if converged:
                 stop = 0
                 break

@@ -114,8 +114,9 @@ from refmodels.solution import Solution
 
 from . import _chunk, _common
 from . import _kernels as _K
-from ._mcodm_bcd import (_NO_XSQ, _NONFINITE, B_EP, N_BCTL, N_BFCTL, _bcd, _coef_dot, _face,
-                         _face_newton, _face_set, _face_system, _stop)
+from ._mcodm_bcd import (_NO_XSQ, _NONFINITE, B_EP, N_BCTL, N_BFCTL, BcdOptions, BcdState,
+                         McData, McDual, McParams, _bcd, _coef_dot, _face, _face_newton,
+                         _face_set, _face_system, _stop)
 
 METHODS = ("bcd",)
 #: default relative duality gap of a relaxed solve (tight enough for ``certify`` at 1e-6)
@@ -202,8 +203,9 @@ class _Engine:
             kidx = np.ascontiguousarray(kidx, dtype=np.int64)
         else:
             K, kidx = self.G, vi
-        H, g = _chunk.call(_face_system, K, kidx, vi, vl, self.y, S, alpha, beta, M,
-                           1.0 / (2.0 * p.c), p.mu, p.theta)
+        dual, par = McDual(alpha, beta, coef), McParams(p.c, p.mu, p.theta)
+        H, g = _chunk.call(_face_system, K, kidx, vi, vl, self.y, M, S, dual,
+                           1.0 / (2.0 * p.c), par)
         x = np.where(vl >= 0, alpha[vi, np.maximum(vl, 0)], beta[vi])
         is_alpha = vl >= 0
         try:
@@ -214,8 +216,8 @@ class _Engine:
         except np.linalg.LinAlgError:
             # singular H (e.g. linear kernel, a zero feature vector): one step with the
             # pseudo-inverse (eigenvalues below 1e-12 lambda_max dropped), if it descends
-            H, g = _chunk.call(_face_system, K, kidx, vi, vl, self.y, S, alpha, beta, M,
-                               1.0 / (2.0 * p.c), p.mu, p.theta)
+            H, g = _chunk.call(_face_system, K, kidx, vi, vl, self.y, M, S, dual,
+                               1.0 / (2.0 * p.c), par)
             H = np.tril(H)
             H += np.tril(H, -1).T
             steps = self._pinv_step(H, g, x, is_alpha)
@@ -254,10 +256,14 @@ class _Engine:
         Returns ``(coef, S, epochs, P, D_max, converged)`` with fresh scores ``S``; sets
         ``self.kkt`` and ``self.n_polish`` (Newton steps taken)."""
         p = self.prob
-        c, mu, theta = p.c, p.mu, p.theta
+        par = McParams(p.c, p.mu, p.theta)
         m, k = self.m, self.k
         M = np.ascontiguousarray(M, dtype=np.float64)
         coef = alpha - p.onehot * beta[:, None]
+        dual = McDual(alpha, beta, coef)
+        linear = self.path == "linear"
+        data = McData(linear, self.X if linear else self.G, self.xsq if linear else _NO_XSQ,
+                      self.y, M)
         # flops of one epoch (score maintenance), against which a polish is weighed
         per_epoch = m * k * (self.X.shape[1] if self.path == "linear" else m)
         epochs = 0
@@ -271,8 +277,7 @@ class _Engine:
                 wn2 = float(np.sum(Wt * Wt))
             else:
                 wn2 = _coef_dot(coef, S)
-            P, Dm, r, done = _stop(S, coef, alpha, beta, self.y, M, c, mu, theta, wn2, tol,
-                                   kkt_tol)
+            P, Dm, r, done = _stop(S, dual, self.y, M, par, wn2, tol, kkt_tol)
             self.kkt = r
             if epochs > 0 and done:
                 return coef, S, epochs, P, Dm, True
@@ -284,15 +289,12 @@ class _Engine:
                     continue                   # fresh scores and the stop test again
             if epochs >= max_iter:
                 return coef, S, epochs, P, Dm, False
-            linear = self.path == "linear"
             T = Wt if linear else np.ascontiguousarray(S.T)
             perm, ctl, fctl = np.empty(m, dtype=np.int64), np.zeros(N_BCTL, dtype=np.int64), \
                 np.zeros(N_BFCTL)
-            while (status := _bcd(linear, self.X if linear else self.G,
-                                  self.xsq if linear else _NO_XSQ, self.y, M, alpha, beta,
-                                  coef, T, S, c, mu, theta, tol, kkt_tol, max_iter - epochs,
-                                  seed + epochs, calm, perm, ctl, fctl,
-                                  _chunk.budget())) == _chunk.PAUSED:
+            st = BcdState(T, S, perm, ctl, fctl)
+            opt = BcdOptions(tol, kkt_tol, max_iter - epochs, seed + epochs, calm)
+            while (status := _bcd(data, dual, par, opt, st, _chunk.budget())) == _chunk.PAUSED:
                 pass                  # (between two calls: where Ctrl-C is raised)
             if status == _NONFINITE:
                 from refmodels.solution import SolverError

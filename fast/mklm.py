@@ -52,7 +52,7 @@ import time
 import numpy as np
 
 from . import _kernels as _K
-from . import _common, _smo, _smo_run
+from . import _common, _smo_run, _smo_steps
 
 #: default relative MKL duality gap at the end
 DEFAULT_TOL = 1e-9
@@ -239,7 +239,7 @@ class _InnerSVMm:
         v = y * (a - bt)
         Kv = Kmu @ v
         G = np.concatenate([y * Kv - 1.0, -y * Kv + 1.0 + eps])
-        bb = float(_smo.intercept_from_gradient(self.s, self.u, zn, G))
+        bb = float(_smo_steps.intercept_from_gradient(self.s, self.u, zn, G))
         P, gap = _smo_run.generic_gap(self.s, self.p, self.u, zn, G, bb, self.pt, m)
         return zn, bb, gap, P
 

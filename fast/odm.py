@@ -433,23 +433,23 @@ def linear_tron_path(prob, lams):
     seconds = np.zeros(lams.size)
     t_ok = CHECK_MARGIN * CERT_TOL
     dense_max = _tron.DENSE_HESSIAN_MAX_D
-    u, w, stats, gamma = np.empty(d), np.zeros(d), np.zeros(8), np.empty(m)
+    u, w, gamma = np.empty(d), np.zeros(d), np.empty(m)
     max_cg = max(2 * d, 10)
     P0_per_lam = prob.objective_at_zero() / prob.lam     # ODM's loss weighs lam: P0 = lam
     # TRON's state, one for the whole path (each point starts it afresh: ctl zeroed)
     st = _tron.new_state(m, d, d <= dense_max)
-    ctl, fctl = np.zeros(_tron.N_TCTL, dtype=np.int64), np.zeros(_tron.N_TFCTL)
     for k in np.argsort(lams, kind="stable"):
         t0 = time.perf_counter()
         c = float(lams[k]) / (m * (1.0 - th) ** 2)
         params = np.array([c, mu, th])
-        G, pat, have = data.curvature_state(LOSS_ODM, params, dense_max)
+        curv = data.curvature_state(LOSS_ODM, params, dense_max)
+        # confirm=False: _linear_check recomputes the margins from w itself
+        opt = _tron.TronOptions(LOSS_ODM, params, _tron.DEFAULT_TOL, _tron.DEFAULT_MAX_ITER,
+                                max_cg, dense_max, False)
         unit = zero_unit(P0_per_lam * float(lams[k]))
-        ctl[:] = 0
-        while (out := _lean_point(data.Xd, data.indptr, data.indices, data.data, data.y, w,
-                                  gamma, params, _tron.DEFAULT_TOL, _tron.DEFAULT_MAX_ITER,
-                                  max_cg, stats, dense_max, G, pat, have, data.rn, u, t_ok,
-                                  unit, st, ctl, fctl, _chunk.budget())) == _chunk.PAUSED:
+        st.ctl[:] = 0
+        while (out := _lean_point(data.tron, opt, curv, w, gamma, st, u, t_ok, unit,
+                                  _chunk.budget())) == _chunk.PAUSED:
             pass                      # (between two calls: where Ctrl-C is raised)
         passed[k] = out == 1
         W[k] = w
@@ -460,19 +460,18 @@ def linear_tron_path(prob, lams):
 
 
 @njit(cache=True)
-def _lean_point(Xd, indptr, indices, data, y, w, gamma, params, tol, max_iter, max_cg, stats,
-                dense_max, G, pat, have, rn, u, t_ok, unit, st, ctl, fctl, budget):
+def _lean_point(data, opt, curv, w, gamma, st, u, t_ok, unit, budget):
     """One point of :func:`linear_tron_path` in compiled calls of about ``budget`` work
-    units each (:mod:`fast._chunk`; TRON's state in ``st``, ``ctl``, ``fctl``, zeroed ``ctl``
-    for a new point): TRON from ``w`` (in place; ``confirm=False``, since
-    :func:`_linear_check` recomputes the margins from ``w`` itself), then the check.
-    Returns :data:`fast._chunk.PAUSED` while TRON runs, then 1 if the point passes, else 0."""
-    if _tron_kernel(0, Xd, indptr, indices, data, y, w, gamma, LOSS_ODM, params, tol,
-                    max_iter, max_cg, stats, dense_max, G, pat, have, rn, False, st, ctl, fctl,
-                    budget) == PAUSED:
+    units each (:mod:`fast._chunk`): TRON (:func:`fast._tron._tron` on dense rows, with its
+    ``data``, ``opt`` and ``curv``; its state in ``st``, zeroed ``st.ctl`` for a new point)
+    from ``w`` (in place; ``opt.confirm`` False, since :func:`_linear_check` recomputes the
+    margins from ``w`` itself), then the check. Returns :data:`fast._chunk.PAUSED` while
+    TRON runs, then 1 if the point passes, else 0."""
+    if _tron_kernel(data, opt, curv, w, gamma, st, budget) == PAUSED:
         return PAUSED
+    params = opt.params
     c, mu, th = params[0], params[1], params[2]
-    P, D, stat = _linear_check(Xd, y, w, c, mu, th, u)
+    P, D, stat = _linear_check(data.rows.Xd, data.y, w, c, mu, th, u)
     if not (np.isfinite(P) and np.isfinite(D)):
         return 0
     return 1 if (abs(P - D) <= t_ok * (abs(P) + unit)

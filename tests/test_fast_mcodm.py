@@ -277,8 +277,14 @@ def test_one_compiled_layout_for_both_paths():
     for kernel in ("linear", "rbf"):
         prob, _ = make_problem(1, m=15, kernel=kernel)
         fast.solve(prob, random_state=0)
+    def arrays_of(t):                 # the arrays of a type, also inside named records
+        if hasattr(t, "layout"):
+            yield t
+        for u in getattr(t, "types", ()):
+            yield from arrays_of(u)
+
     for f in (B._bcd, B._stop, B._coef_dot, B._face_system):
-        arrays = [a for sig in f.signatures for a in sig if hasattr(a, "layout")]
+        arrays = [a for sig in f.signatures for t in sig for a in arrays_of(t)]
         assert arrays and all(a.layout == "C" for a in arrays), (f.__name__, f.signatures)
 
 
@@ -397,7 +403,7 @@ def _random_face_point(prob, rng, p_free=0.5):
 def test_face_system_is_eq23_on_the_face(kernel):
     """H and g of _face_system: eq. 23's objective along any move u of the free variables
     (alpha_i^{y_i} following the equality) changes by exactly g.u + u.H.u / 2."""
-    from fast.mcodm import _face, _face_system
+    from fast.mcodm import McDual, McParams, _face, _face_system
 
     prob, rng = make_problem(11, m=14, d=3, k=4, kernel=kernel, lam=3.0, mu=0.7, theta=0.25)
     rp = prob.relaxed(rng.normal(size=prob.m))
@@ -410,7 +416,8 @@ def test_face_system_is_eq23_on_the_face(kernel):
         vi, vl = _face(alpha, beta, y)
         assert np.all(np.where(vl >= 0, alpha[vi, np.maximum(vl, 0)], -beta[vi]) < 0)
         assert vi.size == np.sum((alpha < 0) & (prob.onehot == 0)) + np.sum(beta > 0)
-        H, g = _face_system(G, vi, vi, vl, y, S, alpha, beta, rp.M, a, prob.mu, prob.theta)
+        H, g = _face_system(G, vi, vi, vl, y, rp.M, S, McDual(alpha, beta, coef), a,
+                            McParams(rp.c, prob.mu, prob.theta))
         H = np.tril(H)
         H = H + np.tril(H, -1).T
         assert np.all(np.linalg.eigvalsh(H) >= -1e-9 * np.abs(H).max())

@@ -14,7 +14,7 @@ import fast
 import refmodels as rm
 from contract import rel
 from fast import _kernels as K
-from fast import _smo, _smo_newton
+from fast import _smo, _smo_newton, _smo_steps
 from fast import svm as fast_svm
 from strategies import random_binary
 
@@ -83,7 +83,7 @@ def test_lru_cache_hits_misses_evictions():
     for tick, i in enumerate(sequence, start=1):
         hit_expected = i in lru
         before = slot_of[i]
-        row = K.get_row(i, *params, Xd, sq, *cache, tick)
+        row = K.get_row(i, *params, Xd, sq, cache, tick)
         np.testing.assert_allclose(row, Kfull[i], rtol=1e-12, atol=1e-13)
         if hit_expected:
             assert slot_of[i] == before                     # a hit keeps its slot
@@ -234,11 +234,11 @@ def test_helpers_without_a_python_entry_point_are_private():
     """The SMO's helpers compiled without a CPython entry point (``no_cpython_wrapper``, a
     sixth of the SMO's cold compile; a call from Python would crash the interpreter) are
     private, and none of the functions Python calls is among them."""
-    called_from_python = {_smo.smo_solve, _smo.wss_variables, _smo.intercept_from_gradient,
+    called_from_python = {_smo.smo_solve, _smo.wss_variables, _smo_steps.intercept_from_gradient,
                           K.kernel_row, K.get_row, K.exp_nonpositive, K._rows_times,
                           K._rbf_gram}
     without = set()
-    for mod in (_smo, _smo_newton, K):
+    for mod in (_smo, _smo_steps, _smo_newton, K):
         for name, f in vars(mod).items():
             if getattr(f, "targetoptions", {}).get("no_cpython_wrapper"):
                 without.add(f)
@@ -270,7 +270,7 @@ def test_newton_step_reaches_the_plain_smo_optimum(kernel, eps):
         assert not hit and viol <= 1e-9
         np.testing.assert_allclose(G, Q @ z + p, rtol=0, atol=1e-9)    # the returned gradient
         assert abs(s @ z) <= 1e-10 and np.all(z >= 0) and np.all(z <= u)
-        out[newton] = (0.5 * z @ Q @ z + p @ z, stats[_smo._POLISH])
+        out[newton] = (0.5 * z @ Q @ z + p @ z, stats[_smo_steps._POLISH])
     assert out[False][1] == 0
     assert rel(out[True][0], out[False][0]) <= 1e-9
     if eps > 0 and not kernel.is_linear:

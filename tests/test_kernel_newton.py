@@ -11,6 +11,7 @@ import fast
 import refmodels as rm
 from contract import check_refused, rel
 from fast import _kernel_newton as KN
+from fast import _kernel_newton_piece as KNP
 from strategies import random_binary
 
 
@@ -143,13 +144,13 @@ def test_fast_rbf_gram_matches_the_reference_gram():
 def test_pivoted_cholesky_bounds_the_remainder():
     G = _lowrank_prob(1.0).gram
     for tau in (1.0, 1e-3, 1e-6):
-        V = KN.pivoted_cholesky(np.diag(G), lambda i: G[i], tau, G.shape[0])
+        V = KNP.pivoted_cholesky(np.diag(G), lambda i: G[i], tau, G.shape[0])
         E = G - V @ V.T
         assert np.trace(E) <= tau
         assert np.linalg.eigvalsh(E)[0] >= -1e-10            # K - V V^T stays PSD
         assert V.shape[1] < G.shape[0] // 4                  # low rank indeed
     # a rank cap below what the target needs: None (the Newton then factorises)
-    assert KN.pivoted_cholesky(np.diag(G), lambda i: G[i], 1e-6, 3) is None
+    assert KNP.pivoted_cholesky(np.diag(G), lambda i: G[i], 1e-6, 3) is None
 
 
 @pytest.mark.parametrize("lk", [8, 16, 20])
