@@ -16,7 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import kernels as _k
-from ._validation import binary_labels, check_vector, check_X
+from ._validation import binary_labels, check_X
 from .certify import (DEFAULT_TOL, OBJECTIVE_FLOOR, ROUNDOFF_UNITS,  # noqa: F401 (re-exported)
                       SMALL_OBJECTIVE, Certificate, objective_scale, relative_gap,
                       small_objective_note, zero_unit, PointContext, ExactW,
@@ -25,6 +25,9 @@ from .solution import Solution, SolverError
 from .workspace import IN_WORKSPACE, active as _active_workspace, of as _workspace_of, \
     in_workspace as _in_workspace, using as _using
 from ._numeric import data_span, guard_dense
+from ._user_points import UserPoints
+from . import representer as _rep
+from .representer import FeatureVector
 from .reference import (AUTO_REFERENCE_MAX_M, CLARABEL_DEFAULT,  # noqa: F401 (re-exported)
                         CLARABEL_LADDER, CLARABEL_MEDIUM, CLARABEL_TIGHT, RESCALE_AT,
                         SOLVER_DEFAULTS, TIE_THRESHOLDS, BinaryRescaling, ReferenceLadder,
@@ -257,6 +260,9 @@ class Problem(ReferenceLadder, abc.ABC, metaclass=_Immutable):
             return self.X @ v
         if self.m <= AUTO_REFERENCE_MAX_M:
             return self.gram @ v
+        return _rep.memo_times(v, self._kernel_blocks_times)
+
+    def _kernel_blocks_times(self, v):
         nz = np.flatnonzero(v)
         out = np.zeros(self.m)
         for start in range(0, nz.size, 1024):
@@ -288,6 +294,11 @@ class Problem(ReferenceLadder, abc.ABC, metaclass=_Immutable):
     def _dual_value(self, dual):
         exact = getattr(self, "dual_value_exact", None)
         return exact(dual) if exact is not None else self.dual_value(dual)
+
+    def _dual_value_at(self, point, dual):
+        """The dual value the certificate compares with ``P`` at ``point`` (a family whose
+        exact dual value cannot be had in the representer form states a lower bound)."""
+        return self._dual_value(dual)
 
     def certify(self, sol, tol=DEFAULT_TOL, reference="auto", *, workspace=None, mode="full"):
         """KKT certificate of ``sol`` in SPEC's canonical scaling (see :mod:`refmodels.certify`).
@@ -321,7 +332,7 @@ class Problem(ReferenceLadder, abc.ABC, metaclass=_Immutable):
         """
         if mode not in ("full", "cheap"):
             raise ValueError(f"mode must be 'full' or 'cheap'; got {mode!r}")
-        with _using(workspace, owner=self):
+        with _using(workspace, owner=self), _rep.products():
             self._check_solution(sol)
             if mode == "cheap":
                 from .cheap import certify_cheap
@@ -360,7 +371,8 @@ class Problem(ReferenceLadder, abc.ABC, metaclass=_Immutable):
             best = None
             for cand in self.dual_candidates(point, sol):
                 r = self.kkt_residuals(point, cand, sol)
-                r["duality gap"] = (P - self._dual_value(cand), objective_scale(self, P, ctx))
+                r["duality gap"] = (P - self._dual_value_at(point, cand),
+                                    objective_scale(self, P, ctx))
                 worst = max(abs(a) / s if s > 0 else abs(a) for a, s in r.values())
                 if best is None or worst < best[0]:
                     best = (worst, cand, r)
@@ -369,7 +381,7 @@ class Problem(ReferenceLadder, abc.ABC, metaclass=_Immutable):
                                  "point; give the dual variables")
             _, dual, res = best
             cert.notes.append(f"dual point: {self.derived_dual_note}")
-        D = self._dual_value(dual)
+        D = self._dual_value_at(point, dual)
         res["duality gap"] = (P - D, objective_scale(self, P, ctx))
         for k, (a, s) in res.items():
             cert.add(k, a, s)
@@ -413,7 +425,7 @@ for _cls in (Problem, ReferenceLadder):
             setattr(_cls, _name, _in_workspace(_fn))
 
 
-class BinaryProblem(BinaryRescaling, Problem):
+class BinaryProblem(UserPoints, BinaryRescaling, Problem):
     """A binary margin problem over ``w`` (feature space) and optionally ``b``.
 
     Subclasses state the formulation: ``_solve_primal``, ``_solve_dual``,
@@ -425,6 +437,8 @@ class BinaryProblem(BinaryRescaling, Problem):
     def __init__(self, X, y, kernel=None):
         super().__init__(X, kernel)
         self.y, self.classes_ = binary_labels(y, self.m, "y")
+
+    solution_from = UserPoints.solution_from       # (here, so that it runs in a workspace)
 
     @abc.abstractmethod
     def _solve_primal(self, solver, verbose, opts):
@@ -450,12 +464,14 @@ class BinaryProblem(BinaryRescaling, Problem):
         margins are ``y (G coef + b)`` (kernel products, exact) rather than through the
         empirical map, which drops eigenvalues below 1e-12 of the largest: on a Gram with
         entries of 1e10 that truncation alone moves the margins by O(1)."""
-        if isinstance(w, ExactW) and w.Gc is not None:
+        if isinstance(w, FeatureVector) or (isinstance(w, ExactW) and w.Gc is not None):
             return self.y * (w.Gc + b)
         return self.y * (np.asarray(self.F @ w).ravel() + b)
 
     def _norm2(self, w):
         """``||w||^2``: ``coef^T G coef`` for the point being certified (see :meth:`margins`)."""
+        if isinstance(w, FeatureVector):
+            return w.norm2()
         if isinstance(w, ExactW) and w.wnorm2 is not None:
             return w.wnorm2
         return float(w @ w)
@@ -504,10 +520,27 @@ class BinaryProblem(BinaryRescaling, Problem):
         return float(np.finfo(float).eps * (abs(P0) * rho + q))
 
     def w_from_coef(self, coef):
-        """``w = F^T coef`` (feature-space coordinates of ``sum_i coef_i phi(x_i)``)."""
+        """``w = F^T coef`` (feature-space coordinates of ``sum_i coef_i phi(x_i)``; held by
+        ``coef`` in the representer form, :mod:`refmodels.representer`)."""
+        if _rep.applies(self):
+            return FeatureVector(self, coef)
         return np.asarray(self.F.T @ coef).ravel()
 
+    def _FtYv(self, v):
+        """``F^T Y v`` (a :class:`FeatureVector` in the representer form; never the dense
+        ``F^T Y`` of a sparse ``F``)."""
+        if _rep.applies(self) or sp.issparse(self.F):
+            return self.w_from_coef(self.y * np.asarray(v, float))
+        return self._FtY() @ v
+
     def _primal_point(self, sol):
+        if _rep.applies(self):
+            if sol.coef is None:
+                raise ValueError(f"sol must carry coef of shape ({self.m},): above "
+                                 f"{_rep.REPRESENTER_MIN_M} points a kernel point is certified "
+                                 "from its coefficients")
+            b = float(sol.intercept) if self.has_intercept else 0.0
+            return self.w_from_coef(np.asarray(sol.coef, float)), b
         w = sol.variables.get("w")
         r = self.F.shape[1]
         if w is None or np.shape(w) != (r,):
@@ -522,7 +555,7 @@ class BinaryProblem(BinaryRescaling, Problem):
         """For a point given by ``coef`` on a non-linear kernel, ``w`` is an :class:`ExactW`
         carrying ``G coef``: the margins and ``||w||^2`` by kernel products (exact)."""
         if ("margins" not in self.capabilities or self.kernel.is_linear
-                or sol.coef is None):
+                or sol.coef is None or _rep.applies(self)):
             return super()._point_context(sol)
         coef = np.asarray(sol.coef, dtype=float)
         w, b = self._primal_point(sol)
@@ -537,91 +570,6 @@ class BinaryProblem(BinaryRescaling, Problem):
             return self.dual_value(dual)
         nu = np.asarray(self.coef_from_dual(dual)[0], dtype=float)
         return self.dual_value_from_gram(dual, self.gram_times(nu))
-
-    def _check_solution(self, sol):
-        """Refuse what is not a Solution of this problem (shapes, finiteness), naming it."""
-        super()._check_solution(sol)
-        if sol.coef is not None:
-            check_vector(sol.coef, self.m, "sol.coef")
-        w = sol.variables.get("w")
-        if w is not None:
-            w = np.asarray(w, dtype=float)
-            r = self.X.shape[1] if self.kernel.is_linear else None
-            if r is not None and w.shape != (r,):
-                raise ValueError(f"sol.variables['w'] must have shape ({r},) (one weight per "
-                                 f"feature); got {w.shape}")
-            if not np.all(np.isfinite(w)):
-                raise ValueError("sol.variables['w'] must contain only finite values")
-        if sol.coef is None and w is None:
-            raise ValueError(f"sol must carry coef of shape ({self.m},) or w")
-        try:
-            b = float(sol.intercept)
-        except (TypeError, ValueError):
-            raise ValueError(f"sol.intercept must be a number; got {sol.intercept!r}") from None
-        if not np.isfinite(b):
-            raise ValueError("sol.intercept must be finite")
-        for k in self.dual_names:
-            if k in sol.variables and sol.variables[k] is not None:
-                check_vector(sol.variables[k], self._dual_size(k), f"sol.variables[{k!r}]")
-
-    def solution_from(self, w=None, coef=None, intercept=None, dual=None, source="user", **primal):
-        """A :class:`Solution` from a user's own arrays, ready for :meth:`certify`.
-
-        Give linear weights ``w`` (linear kernel only), or coefficients ``coef`` over the
-        training points, and/or the dual variables by their SPEC names in ``dual``.
-        With only a dual, the primal point is recovered by SPEC's map (``coef_from_dual``).
-        Explicit primal slack variables (e.g. ``xi=``) may be given; otherwise they are
-        the smallest feasible ones for the point. ``source`` (``info["source"]``) names where
-        the point comes from (``"user"``, ``"libsvm"``, ``"liblinear"``, ``"sklearn.SVC"``,
-        ...): :meth:`Certificate.explain` offers a library's causes only for its points.
-        """
-        variables = {}
-        if w is not None:
-            if not self.kernel.is_linear:
-                raise ValueError("w (linear weights) can only be given for the linear kernel; "
-                                 "give coef (coefficients over training points) instead")
-            variables["w"] = check_vector(w, self.X.shape[1], "w")
-        if coef is not None:
-            coef = check_vector(coef, self.m, "coef")
-        if intercept is not None:
-            intercept = float(check_vector([intercept], 1, "intercept")[0])
-            if not self.has_intercept and intercept != 0.0:
-                raise ValueError(f"intercept must be 0 (or omitted): {type(self).__name__} has no "
-                                 "intercept here")
-        if dual is not None:
-            if not isinstance(dual, dict):
-                raise ValueError("dual must be a dict of dual variables by SPEC name "
-                                 f"{list(self.dual_names)}")
-            unknown = set(dual) - set(self.dual_names)
-            if unknown:
-                raise ValueError(f"dual has unknown names {sorted(unknown)}; expected "
-                                 f"{list(self.dual_names)}")
-            missing = set(self.dual_names) - set(dual)
-            if missing:
-                raise ValueError(f"dual is missing {sorted(missing)} (needs {list(self.dual_names)})")
-            for k in self.dual_names:
-                variables[k] = check_vector(dual[k], self._dual_size(k), f"dual[{k!r}]")
-        for k, v in primal.items():
-            if k not in self.primal_slack_names:
-                raise ValueError(f"unknown argument {k!r}; primal slacks are {list(self.primal_slack_names)}")
-            variables[k] = check_vector(v, self.m, k)
-        if w is None and coef is None:
-            if dual is None:
-                raise ValueError("give at least one of w, coef or dual")
-            coef, b_dual = self.coef_from_dual({k: variables[k] for k in self.dual_names})
-            if intercept is None and b_dual is not None:
-                intercept = b_dual
-        sol = Solution(objective=np.nan, coef=coef, intercept=intercept or 0.0,
-                       variables=variables, status="user", solver="user", form="user",
-                       info={"source": str(source)})
-        wv, b = self._primal_point(sol)
-        sol.objective = self.primal_value(wv, b)
-        return sol
-
-    primal_slack_names: tuple = ("xi",)
-
-    def _dual_size(self, name):
-        return self.m
 
     # ---- certificate ------------------------------------------------------------
     def dual_candidates(self, w, b):
@@ -643,6 +591,8 @@ class BinaryProblem(BinaryRescaling, Problem):
         was 280 against 2.8e-8 at ``w``); and the primal objective at ``F^T coef`` against
         that at ``w`` (scaled by :func:`objective_scale`)."""
         w, b = point
+        if isinstance(w, FeatureVector):
+            return                               # the point is its coef
         if sol.coef is not None and "w" in sol.variables and sol.variables["w"] is not None \
                 and np.shape(sol.variables["w"]) == np.shape(w):
             wc = self.w_from_coef(sol.coef)

@@ -43,6 +43,8 @@ from ._validation import check_vector, nonnegative, positive
 from .base import (BinaryProblem, TIE_THRESHOLDS, derive_box_duals, objective_scale, quad,
                    run_cvxpy)
 from .certify import box_violation, complementarity
+from . import representer as _rep
+from .representer import FeatureVector, fnorm, stationarity_system
 
 
 # ---------------------------------------------------------------------------------------
@@ -143,15 +145,17 @@ class _MarginDistributionProblem(BiasFeature, BinaryProblem):
 
     # ---- helpers over the feature map (O(m r^2) at most) ---------------------------
     def _Ft(self, u):
-        """``F^T u``."""
+        """``F^T u`` (a :class:`FeatureVector` in the representer form)."""
+        if _rep.applies(self):
+            return FeatureVector(self, u)
         return np.asarray(self.F.T @ u).ravel()
 
     def _Fty(self):
-        return self._cached("Fty", lambda: self._Ft(self.y))
+        return self._cached("Fty_c" if _rep.applies(self) else "Fty", lambda: self._Ft(self.y))
 
     def _FtPF_w(self, w):
         """``F^T P F w`` without forming ``P`` (m x m)."""
-        Fw = np.asarray(self.F @ w).ravel()
+        Fw = w.Gc if isinstance(w, FeatureVector) else np.asarray(self.F @ w).ravel()
         return self._Ft(Fw) - self._Fty() * (self.y @ Fw) / self.m
 
     def _feature_chol(self):
@@ -311,6 +315,22 @@ class _MarginDistributionProblem(BiasFeature, BinaryProblem):
         return norm(z), scale
 
     # ---- KKT ---------------------------------------------------------------------------
+    def _dual_value_at(self, point, dual):
+        """In the representer form, a lower bound of the dual function instead of ``D_max``
+        (which needs ``(I + AG)^{-1}``, O(m^3)): ``L(w, mult) - 1/2 ||grad_w L||^2``, since
+        ``L`` is quadratic in ``w`` with Hessian ``I + _A_coef F^T P F >= I``; it equals
+        ``D_max`` at a stationary ``w``. ``L(w, mult) = P(w) - _upper sum xi + mult^T (e -
+        gamma)`` (the slacks' terms cancel for ``mult`` in its box)."""
+        w = point[0]
+        if not isinstance(w, FeatureVector):
+            return self._dual_value(dual)
+        a = self._mult(dual)
+        gamma = self.margins(w)
+        grad = self._stationarity_target(w) - self._FtYv(a)
+        L = (self.primal_value(*point) - self._upper * float(np.sum(np.maximum(0.0, 1.0 - gamma)))
+             + float(a @ (1.0 - gamma)))
+        return L - 0.5 * grad.norm2()
+
     def kkt_residuals(self, point, dual, sol=None):
         """Primal/dual feasibility, complementarity and stationarity in ``w``.
 
@@ -324,26 +344,25 @@ class _MarginDistributionProblem(BiasFeature, BinaryProblem):
         xi = np.maximum(0.0, 1.0 - gamma)
         if sol is not None and np.shape(sol.variables.get("xi")) == (self.m,):
             xi = np.asarray(sol.variables["xi"], float)
-        w_mult = self._FtY() @ a
+        w_mult = self._FtYv(a)
         target = self._stationarity_target(w)
         grad = target - w_mult
-        scale = (1.0 + np.linalg.norm(w) + np.linalg.norm(self._A_coef * self._FtPF_w(w))
-                 + np.linalg.norm(self._mean_coef * self._Fty()) + np.linalg.norm(w_mult))
+        scale = (1.0 + fnorm(w) + fnorm(self._A_coef * self._FtPF_w(w))
+                 + fnorm(self._mean_coef * self._Fty()) + fnorm(w_mult))
         return {
             "primal feasibility": (self._slack_violation(gamma, sol), 1.0 + np.max(np.abs(gamma))),
             "dual feasibility": (box_violation(a, 0.0, self._upper), 1.0 + self._upper),
             "complementarity": (max(complementarity(a, gamma - 1.0 + xi),
                                     complementarity(self._upper - a, xi)),
                                 objective_scale(self, self.primal_value(w, b), sol)),
-            "stationarity": (float(np.linalg.norm(grad)), scale),
+            "stationarity": (fnorm(grad), scale),
         }
 
     def dual_candidates(self, point, sol=None):
         """Multipliers from complementarity; ties by bounded least squares on stationarity."""
         w, b = point
         gamma = self.margins(w)
-        FtY = self._FtY()
-        target = self._stationarity_target(w)
+        FtY, target = stationarity_system(self, self._stationarity_target(w), self._FtY)
         for t in TIE_THRESHOLDS:
             (a,) = derive_box_duals([(gamma - 1.0, self._upper, FtY)], target, t)
             yield {self.dual_names[0]: a}

@@ -11,6 +11,7 @@ import time
 import warnings
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.optimize import lsq_linear
 
 from . import kernels as _k
@@ -146,20 +147,22 @@ def derive_box_duals(blocks, target, t, eq_row=False):
         mult = np.where(s < -t, upper_v, 0.0)
         free = np.flatnonzero(np.abs(s) <= t)
         mult[free] = 0.0
-        fixed_sum += A @ mult
+        fixed_sum += np.asarray(A @ mult).ravel()
         if free.size:
             free_cols.append(A[:, free])
             free_idx.append((bi, free, upper_v[free]))
         mults.append(mult)
     if free_idx:
-        Af = np.hstack(free_cols)
+        sparse = sp.issparse(free_cols[0])       # (the representer form's diagonal)
+        Af = sp.hstack(free_cols).tocsc() if sparse else np.hstack(free_cols)
         ub = np.concatenate([u for _, _, u in free_idx])
         rhs = target - fixed_sum
         if np.all(ub <= 0):
             x = np.zeros(Af.shape[1])
         else:
+            dense_ok = not sparse and Af.shape[1] <= 3000
             res = lsq_linear(Af, rhs, bounds=(np.zeros_like(ub), np.maximum(ub, 1e-300)),
-                             method="bvls" if Af.shape[1] <= 3000 else "trf", tol=1e-14)
+                             method="bvls" if dense_ok else "trf", tol=1e-14)
             x = np.clip(res.x, 0.0, ub)
         pos = 0
         for bi, free, _ in free_idx:

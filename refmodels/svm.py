@@ -19,6 +19,7 @@ from ._validation import positive
 from .base import (BinaryProblem, derive_box_duals, objective_scale, quad, run_cvxpy,
                    TIE_THRESHOLDS)
 from .certify import box_violation, complementarity
+from .representer import fnorm, stationarity_system, with_row as _with_row
 
 
 class SVM(BinaryProblem):
@@ -130,7 +131,7 @@ class SVM(BinaryProblem):
             return coef, None
         from .svmm import intercept_from_kkt_band   # SVM = SVMm with C2 = 0
 
-        f = self.gram @ coef
+        f = self.gram_times(coef)
         return coef, intercept_from_kkt_band(self.y, f, a, np.zeros_like(a), self.C, 0.0, 0.0)
 
     # ---- KKT ----------------------------------------------------------------------------
@@ -141,7 +142,7 @@ class SVM(BinaryProblem):
         xi = np.maximum(0.0, 1.0 - gamma)
         if sol is not None and np.shape(sol.variables.get("xi")) == (self.m,):
             xi = np.asarray(sol.variables["xi"], float)
-        w_dual = self._FtY() @ a
+        w_dual = self._FtYv(a)
         dual_feas = box_violation(a, 0.0, self.C)
         if self.fit_intercept:
             dual_feas = max(dual_feas, abs(float(self.y @ a)))
@@ -151,16 +152,15 @@ class SVM(BinaryProblem):
             "complementarity": (max(complementarity(a, gamma - 1.0 + xi),
                                     complementarity(self.C - a, xi)),
                                 objective_scale(self, self.primal_value(w, b), sol)),
-            "stationarity": (float(np.linalg.norm(w - w_dual)),
-                             1.0 + np.linalg.norm(w) + np.linalg.norm(w_dual)),
+            "stationarity": (fnorm(w - w_dual), 1.0 + fnorm(w) + fnorm(w_dual)),
         }
 
     def dual_candidates(self, point, sol=None):
         w, b = point
         gamma = self.margins(w, b)
-        FtY = self._FtY()
-        A = np.vstack([FtY, self.y[None, :]]) if self.fit_intercept else FtY
-        target = np.concatenate([w, [0.0]]) if self.fit_intercept else w
+        FtY, target = stationarity_system(self, w, self._FtY)
+        A = _with_row(FtY, self.y) if self.fit_intercept else FtY
+        target = np.concatenate([target, [0.0]]) if self.fit_intercept else target
         for t in TIE_THRESHOLDS:
             (a,) = derive_box_duals([(gamma - 1.0, self.C, A)], target, t)
             yield {"alpha": a}

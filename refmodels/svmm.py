@@ -29,6 +29,7 @@ from ._validation import nonnegative, positive
 from .base import (BinaryProblem, derive_box_duals, objective_scale, quad, run_cvxpy,
                    TIE_THRESHOLDS)
 from .certify import box_violation, complementarity
+from .representer import fnorm, stationarity_system, with_row as _with_row
 
 
 class SVMm(BinaryProblem):
@@ -228,7 +229,7 @@ class SVMm(BinaryProblem):
         coef = self.y * (a - bt)
         if not self.fit_intercept:
             return coef, None
-        f = self.gram @ coef
+        f = self.gram_times(coef)
         return coef, intercept_from_kkt_band(self.y, f, a, bt, self.C1, self.C2, self.eps)
 
     # ---- KKT ----------------------------------------------------------------------------
@@ -241,7 +242,7 @@ class SVMm(BinaryProblem):
             xi = np.asarray(sol.variables["xi"], float)
         if sol is not None and np.shape(sol.variables.get("eta")) == (self.m,):
             eta = np.asarray(sol.variables["eta"], float)
-        w_dual = self._FtY() @ (a - bt)
+        w_dual = self._FtYv(a - bt)
         dual_feas = max(box_violation(a, 0.0, self.C1), box_violation(bt, 0.0, self.C2))
         if self.fit_intercept:
             dual_feas = max(dual_feas, abs(float(self.y @ (a - bt))))
@@ -254,8 +255,7 @@ class SVMm(BinaryProblem):
             "primal feasibility": (primal_feas, 1.0 + np.max(np.abs(gamma))),
             "dual feasibility": (dual_feas, 1.0 + max(self.C1, self.C2)),
             "complementarity": (comp, objective_scale(self, self.primal_value(w, b), sol)),
-            "stationarity": (float(np.linalg.norm(w - w_dual)),
-                             1.0 + np.linalg.norm(w) + np.linalg.norm(w_dual)),
+            "stationarity": (fnorm(w - w_dual), 1.0 + fnorm(w) + fnorm(w_dual)),
         }
 
     def dual_candidates(self, point, sol=None):
@@ -263,10 +263,10 @@ class SVMm(BinaryProblem):
         ``A = F^T Y``) and band (slack ``1 + eps - gamma``, box C2, ``A = -F^T Y``)."""
         w, b = point
         gamma = self.margins(w, b)
-        A = self._FtY()
+        A, target = stationarity_system(self, w, self._FtY)
         if self.fit_intercept:
-            A = np.vstack([A, self.y[None, :]])
-        target = np.concatenate([w, [0.0]]) if self.fit_intercept else w
+            A = _with_row(A, self.y)
+        target = np.concatenate([target, [0.0]]) if self.fit_intercept else target
         for t in TIE_THRESHOLDS:
             a, bt = derive_box_duals([(gamma - 1.0, self.C1, A),
                                       (1.0 + self.eps - gamma, self.C2, -A)], target, t)
