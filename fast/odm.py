@@ -308,9 +308,7 @@ def _solve_tron(prob, tol, max_iter, warm_start, max_cg=None, **options):
     # D_max at (zeta, beta) (eq. 15, u = X^T Y (zeta - beta) = wc), O(nnz): the self-check
     # then checks the duality gap and ||w - X^T coef|| = ||grad f_O|| without forming F^T Y
     # (an r x m dense matrix: 800 MB for a 20,000 x 5,000 sparse set)
-    dual_objective = float((1 - th) * zeta.sum() - (1 + th) * beta.sum() - 0.5 * (wc @ wc)
-                           - a / 2 * (zeta @ zeta)
-                           - (a / (2 * mu) * (beta @ beta) if mu > 0 else 0.0))
+    dual_objective = prob.dual_value_from_norm({"zeta": zeta, "beta": beta}, float(wc @ wc))
     info = {"path": "linear", "method": "tron", "grad_norm": grad_norm,
             "residual": grad_norm / (1.0 + float(np.linalg.norm(w))), "tol": tol,
             "n_iter": tinfo["n_iter"], "cg_iter": tinfo["cg_iter"], "stop": tinfo["stop"],

@@ -33,6 +33,14 @@ from ._intercept import BiasFeature, bias_inputs
 from ._validation import in_interval, nonnegative, positive
 from .base import BinaryProblem, given_slacks, objective_scale, run_cvxpy
 from .certify import box_violation, complementarity
+from .representer import fnorm
+
+
+def weighted_sq(s, v):
+    """``s ||v||^2`` as ``||sqrt(s) v||^2``: at ``lam = 1e-300`` the multipliers are ~1e-302
+    and ``a`` ~1e302, so ``||v||^2`` alone underflows to 0 while the term is ~1e-300."""
+    u = np.sqrt(s) * np.asarray(v, dtype=float)
+    return float(u @ u)
 
 
 class ODM(BiasFeature, BinaryProblem):
@@ -85,6 +93,12 @@ class ODM(BiasFeature, BinaryProblem):
         self.lam = positive(lam, "lam")
         self.mu = nonnegative(mu, "mu")
         self.theta = in_interval(theta, "theta", 0.0, 1.0, lo_closed=True, hi_closed=False)
+        # the dual's constant a = m (1-theta)^2 / (2 lam) (eq. 15) must be a float64 number
+        if not np.isfinite(self.m * (1.0 - self.theta) ** 2 / (2.0 * self.lam)):
+            low = self.m * (1.0 - self.theta) ** 2 / (2.0 * np.finfo(float).max)
+            raise ValueError(f"lam must be at least m (1 - theta)^2 / (2 * 1.8e308) = {low:.3g} "
+                             f"here, so that the dual's constant a = m (1 - theta)^2 / (2 lam) "
+                             f"is finite; got {self.lam:.3g}")
 
     @classmethod
     def from_seed000(cls, X, y, C1, C2, D, kernel=None, **intercept):
@@ -111,10 +125,9 @@ class ODM(BiasFeature, BinaryProblem):
         """``a/(2 mu) ||beta||^2`` of the dual: with ``mu = 0`` the multipliers of the upper
         margin constraints are fixed at 0 (their loss weight vanishes), so the term is 0 at
         ``beta = 0`` and ``inf`` elsewhere."""
-        bb = float(bt @ bt)
         if self.mu == 0.0:
-            return 0.0 if bb == 0.0 else np.inf
-        return self.a / (2 * self.mu) * bb
+            return 0.0 if not np.any(bt) else np.inf
+        return weighted_sq(self.a / (2 * self.mu), bt)
 
     @property
     def a(self):
@@ -267,21 +280,25 @@ class ODM(BiasFeature, BinaryProblem):
         xi, eps = self._slacks(gamma)
         return 0.5 * wnorm2 + self.c * float(xi @ xi + self.mu * (eps @ eps))
 
+    def dual_value_from_norm(self, dual, unorm2):
+        """``D_max = (1-theta) e^T zeta - (1+theta) e^T beta - 1/2 ||u||^2 - a/2 ||zeta||^2
+        - a/(2 mu) ||beta||^2`` (minus eq. 15's objective) with ``||u||^2 = ||F^T Y (zeta -
+        beta)||^2`` given."""
+        z, bt = np.asarray(dual["zeta"], float), np.asarray(dual["beta"], float)
+        th = self.theta
+        return float((1 - th) * z.sum() - (1 + th) * bt.sum() - 0.5 * unorm2
+                     - weighted_sq(self.a / 2, z) - self._beta_term(bt))
+
     def dual_value_from_gram(self, dual, Gv):
         """``D_max`` with ``Gv = G Y (zeta - beta)`` given (no feature map)."""
         z, bt = np.asarray(dual["zeta"], float), np.asarray(dual["beta"], float)
-        a, th = self.a, self.theta
-        return float((1 - th) * z.sum() - (1 + th) * bt.sum() - 0.5 * (self.y * (z - bt)) @ Gv
-                     - a / 2 * (z @ z) - self._beta_term(bt))
+        return self.dual_value_from_norm(dual, float((self.y * (z - bt)) @ Gv))
 
     def dual_value(self, dual):
-        """``D_max = (1-theta) e^T zeta - (1+theta) e^T beta - 1/2 ||F^T Y (zeta-beta)||^2
-        - a/2 ||zeta||^2 - a/(2 mu) ||beta||^2`` (minus eq. 15's objective)."""
+        """``D_max`` (:meth:`dual_value_from_norm`) in feature space."""
         z, bt = np.asarray(dual["zeta"], float), np.asarray(dual["beta"], float)
         u = self._FtY() @ (z - bt)
-        a, th = self.a, self.theta
-        return float((1 - th) * z.sum() - (1 + th) * bt.sum() - 0.5 * u @ u
-                     - a / 2 * (z @ z) - self._beta_term(bt))
+        return self.dual_value_from_norm(dual, float(u @ u))
 
     def coef_from_dual(self, dual):
         """``nu = Y (zeta - beta)`` (eq. 14)."""
@@ -308,7 +325,7 @@ class ODM(BiasFeature, BinaryProblem):
         lower = gamma - (1 - th) + xi            # >= 0, multiplier zeta
         upper = (1 + th) + eps - gamma           # >= 0, multiplier beta
         primal_viol = float(max(np.max(np.maximum(-lower, 0.0)), np.max(np.maximum(-upper, 0.0))))
-        w_dual = self._FtY() @ (z - bt)
+        w_dual = self._FtYv(z - bt)
         mults = np.concatenate([z, bt])
         return {
             "primal feasibility": (primal_viol, 1.0 + np.max(np.abs(gamma))),
@@ -318,8 +335,7 @@ class ODM(BiasFeature, BinaryProblem):
                                  1.0 + float(np.max(np.abs(mults)))),
             "complementarity": (max(complementarity(z, lower), complementarity(bt, upper)),
                                 objective_scale(self, self.primal_value(w, b), sol)),
-            "stationarity": (float(np.linalg.norm(w - w_dual)),
-                             1.0 + np.linalg.norm(w) + np.linalg.norm(w_dual)),
+            "stationarity": (fnorm(w - w_dual), 1.0 + fnorm(w) + fnorm(w_dual)),
             "stationarity (slacks)": self.slack_stationarity(xi, eps, dual),
         }
 

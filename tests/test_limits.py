@@ -58,3 +58,38 @@ def test_relative_gap_sits_beside_ok():
     cert = prob.certify(prob.solve(), reference=False)
     assert cert.ok and cert.relative_gap is not None and abs(cert.relative_gap) < 1e-6
     assert "relative duality gap" in str(cert)
+
+
+def test_an_odm_lam_whose_dual_constant_overflows_is_refused():
+    X = np.random.default_rng(0).normal(size=(30, 3))
+    y = np.where(X[:, 0] > 0, 1, -1)
+    with pytest.raises(ValueError, match=r"lam must be at least .* dual's constant a"):
+        rm.ODM(X, y, lam=2.3e-308, mu=0.5, theta=0.3)
+    rm.ODM(X, y, lam=1e-300, mu=0.5, theta=0.3)          # a ~ 7e300: a number
+
+
+@pytest.mark.parametrize("weight", [2.3e-308, 1e-300, 1e-200])
+@pytest.mark.parametrize("kernel", [None, "rbf"])
+def test_tiny_normal_hyperparameters_certify_in_both_layers(weight, kernel):
+    """At ``lam = 1e-300`` ODM's multipliers are ~1e-302 and ``a`` ~1e302: the dual's
+    ``a/2 ||zeta||^2`` is ~1e-300 although ``||zeta||^2`` underflows to 0. The dual value
+    must not lose it (it did: D came out twice P, and every point failed), in either layer."""
+    import warnings
+
+    import fast
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(30, 3))
+    y = np.where(X[:, 0] + 0.3 * rng.normal(size=30) > 0, 1, -1)
+    odm = [] if weight < 1e-306 else [rm.ODM(X, y, lam=weight, mu=0.5, theta=0.3, kernel=kernel),
+                                      rm.ODM(X, y, lam=weight, mu=0.0, theta=0.0, kernel=kernel)]
+    for p in odm + [rm.SVM(X, y, C=weight, kernel=kernel),
+              rm.LDM(X, y, C=weight, lam1=0.25, lam2=0.1, kernel=kernel),
+              rm.SVMm(X, y, C1=weight, C2=weight, eps=0.5, kernel=kernel)]:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            s = fast.solve(p, random_state=0)
+        c = p.certify(s, reference=False)
+        assert s.status == "optimal" and c.ok, (type(p).__name__, weight, s.status, c.worst)
+        ref = p.solve()
+        assert p.certify(ref, reference=False).ok, (type(p).__name__, weight)
