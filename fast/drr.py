@@ -12,7 +12,7 @@ DRM is ``R = 1/2 ||w||^2``: ``W = (Q_D + beta I)^{-1} K_x`` (eq. 13).
 
 Methods (``fast.solve(prob, method=...)``):
 
-``"closed_form"`` (Alg. 2, DRM only; the default for DRM while ``m <= 20000``)
+``"closed_form"`` (Alg. 2, DRM only; the default for DRM)
     one Cholesky factorisation of ``Q_D + beta I`` (built in place from the Gram, ``H`` and
     ``B`` never formed as matrices), then triangular solves with all test points as
     right-hand sides; never an explicit inverse.
@@ -48,7 +48,8 @@ converged are frozen. ``status`` is ``"optimal"`` when every column converged, e
 ``"max_iter"`` with a ``ConvergenceWarning`` stating the worst residual and ``tol``.
 
 Memory. The kernel path holds the Gram (``m^2`` doubles) and, for ``closed_form``, its
-Cholesky factor in a second ``m^2`` array. Test points are processed in batches of
+Cholesky factor in a second ``m^2`` array; above 20,000 points (``LARGE_M``) only ``Q_D``,
+built from kernel blocks and factored in place by panels, with a progress bar. Test points are processed in batches of
 ``batch_size`` columns (option; default: all while ``m * n_test <= 2^24``, else
 ``2^24 // m``): the work arrays are ``O(m * batch_size)`` (``K_x``, gradient, momentum,
 about six of them for APG), and the returned ``W`` (``m x n_test``) grows linearly with the
@@ -73,7 +74,11 @@ from . import _common, _prox
 METHODS = ("closed_form", "gd", "ppa", "linear_ppa", "apg")
 DEFAULT_TOL = 1e-10
 DEFAULT_MAX_ITER = {"gd": 100000, "ppa": 100000, "linear_ppa": 100000, "apg": 50000}
-CLOSED_FORM_MAX_M = 20000
+#: above this many points Q_D is built from kernel blocks without keeping the Gram beside it,
+#: and the closed form factors it by panels of columns with a progress bar (Ctrl-C between
+#: panels); below, Q_D is a copy of the Gram and the factorisation one LAPACK call
+LARGE_M = 20000
+CHOLESKY_PANEL = 512
 _BATCH_ELEMENTS = 2 ** 24
 
 
@@ -81,17 +86,34 @@ _BATCH_ELEMENTS = 2 ** 24
 # Q_D as an operator
 # ---------------------------------------------------------------------------------------
 class DenseQ:
-    """``Q_D = K + alpha (H - B)`` built once from the Gram (``H``, ``B`` never formed)."""
+    """``Q_D = K + alpha (H - B)`` built once (``H``, ``B`` never formed): a copy of the
+    Gram, or above :data:`LARGE_M` points (the Gram not already built) the kernel's blocks
+    written into ``Q_D``'s own array, modified in place: one ``m x m`` array in all."""
 
     kind = "dense"
 
     def __init__(self, prob):
-        K = prob.gram
-        Q = np.array(K, dtype=np.float64, copy=True)
+        K = prob.gram_if_built
+        if K is None and prob.m > LARGE_M:
+            from refmodels._numeric import guard_dense
+
+            guard_dense(prob.m, "DRM's matrix Q_D = K + alpha (H - B)", copies=1)
+            Q = prob._finite_kernel(prob.kernel.gram(prob.X))       # not kept: Q_D is it
+        else:
+            Q = np.array(prob.gram if K is None else K, dtype=np.float64, copy=True)
         if prob.alpha != 0.0:
-            Q[np.diag_indices_from(Q)] += prob.alpha * np.diag(K)
+            # Q_ij = K_ij - (alpha/n_g) K_ij within a group g, Q_ii = K_ii + alpha K_ii -
+            # (alpha/n_g) K_ii: by blocks of rows, in place
+            d = np.diag(Q).copy()
+            cd = np.zeros(Q.shape[0])
             for g in prob.groups:
-                Q[np.ix_(g, g)] -= (prob.alpha / g.size) * K[np.ix_(g, g)]
+                cg = prob.alpha / g.size
+                cd[g] = cg
+                for s in range(0, g.size, 256):
+                    blk = Q[np.ix_(g[s:s + 256], g)]
+                    blk -= cg * blk
+                    Q[np.ix_(g[s:s + 256], g)] = blk
+            Q[np.diag_indices_from(Q)] = (d + prob.alpha * d) - cd * d
         self.Q = Q
         self.m = Q.shape[0]
 
@@ -226,13 +248,14 @@ def solve(prob, method=None, tol=None, max_iter=None, random_state=None, warm_st
     Parameters
     ----------
     method : ``"closed_form"``, ``"gd"``, ``"ppa"``, ``"linear_ppa"``, ``"apg"`` or None
-        (``closed_form`` for DRM with ``m <= 20000``, else ``apg``).
+        (``closed_form`` for DRM, else ``apg``).
     tol : float > 0, default 1e-10 (scaled optimality residual per test point).
     max_iter : int >= 1 (iterations; unused by ``closed_form``).
     random_state : unused (every method is deterministic).
     warm_start : a DRR Solution (or an array ``W`` of shape (m, n_test)) to start from.
     options : ``batch_size`` (columns per batch), ``c`` (PPA constant), ``b0``, ``eta``,
-        ``restart`` (APG), ``operator`` (``"dense"`` or ``"linear"``, for gd/ppa/apg).
+        ``restart`` (APG), ``operator`` (``"dense"`` or ``"linear"``, for gd/ppa/apg),
+        ``progress`` (True/False; None: a bar for the closed form above 20,000 points).
     """
     # a user's regularizer, checked once (refused when not the convex function it states)
     report = _regularizers.require_usable(prob.regularizer)
@@ -253,7 +276,7 @@ def _solve(prob, method, tol, max_iter, warm_start, options):
     t0 = time.perf_counter()
     smooth = bool(prob.has_closed_form)
     if method is None:
-        method = "closed_form" if smooth and prob.m <= CLOSED_FORM_MAX_M else "apg"
+        method = "closed_form" if smooth else "apg"
     if not isinstance(method, str) or method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}; got {method!r}")
     if method in ("closed_form", "gd") and not smooth:
@@ -265,6 +288,12 @@ def _solve(prob, method, tol, max_iter, warm_start, options):
                          f"{prob.kernel!r}: use method='ppa'")
     tol = _check_tol(tol)
     max_iter = _check_max_iter(max_iter, method)
+    progress = options.pop("progress", None)
+    if progress is None:
+        progress = prob.m > LARGE_M
+    elif not isinstance(progress, (bool, np.bool_)):
+        raise ValueError(f"progress must be True, False or None (a bar above {LARGE_M:,} "
+                         f"points); got {progress!r}")
     m, n_test = prob.m, prob.n_test
     bs = options.pop("batch_size", None)
     if bs is None:
@@ -281,9 +310,12 @@ def _solve(prob, method, tol, max_iter, warm_start, options):
             raise ValueError(f"unknown options {sorted(options)} for method='closed_form'")
         A = DenseQ(prob).Q
         A[np.diag_indices_from(A)] += prob.beta
-        # A is symmetric: its transpose is the same matrix in Fortran order, which LAPACK
-        # factors in place (no m x m copy)
-        factor = cho_factor(A.T, lower=True, overwrite_a=True, check_finite=False)
+        if m > LARGE_M:
+            factor = _cholesky_panels(A, progress)
+        else:
+            # A is symmetric: its transpose is the same matrix in Fortran order, which
+            # LAPACK factors in place (no m x m copy)
+            factor = cho_factor(A.T, lower=True, overwrite_a=True, check_finite=False)
         W = np.empty((m, n_test))
         obj = np.empty(n_test)
         for sl in _batches(n_test, bs):
@@ -393,10 +425,49 @@ def _objective_smooth(factor, W, Kx):
     ``-1/2 K_x^T w`` (``A w = K_x``), which differs by the solve's backward error only."""
     Lc, lower = factor
     m, k = W.shape
-    if m * m * k > 2 ** 33:
+    if m * m * k > 2 ** 33 or m > LARGE_M:
         return -0.5 * np.einsum("ij,ij->j", Kx, W)
     LtW = np.triu(Lc.T) @ W if lower else np.triu(Lc) @ W
     return 0.5 * np.einsum("ij,ij->j", LtW, LtW) - np.einsum("ij,ij->j", Kx, W)
+
+
+def _cholesky_panels(A, progress):
+    """``A = L L^T`` in place (``L`` in the lower triangle of the C-ordered ``A``), panel of
+    :data:`CHOLESKY_PANEL` columns after panel (left-looking: the panel is updated by the
+    columns already factored, a matrix product, then factored and solved against), with a
+    progress bar by work done; Python runs between panels, so Ctrl-C stops it there.
+    Returns ``(A.T, False)``, the factor as :func:`scipy.linalg.cho_solve` reads it without a
+    copy (``A.T`` is Fortran-ordered, ``L^T`` in its upper triangle)."""
+    from scipy.linalg import solve_triangular
+
+    from refmodels import _progress
+
+    m = A.shape[0]
+    nb = CHOLESKY_PANEL
+    total = m ** 3 / 3.0
+    done = 0.0
+    with _progress.bar(total=100, desc=f"DRM: Cholesky of Q_D + beta I ({m:,} x {m:,})",
+                       enabled=progress, unit="%") as bar:
+        for k in range(0, m, nb):
+            e = min(m, k + nb)
+            if k:
+                A[k:, k:e] -= A[k:, :k] @ A[k:e, :k].T
+            try:
+                L11 = np.linalg.cholesky(A[k:e, k:e])
+            except np.linalg.LinAlgError:
+                raise SolverError(f"DRM: Q_D + beta I is not numerically positive definite "
+                                  f"(its Cholesky factorisation failed in columns {k} to "
+                                  f"{e - 1}): "
+                                  "increase beta or scale the data") from None
+            A[k:e, k:e] = L11
+            if e < m:
+                A[e:, k:e] = solve_triangular(L11, A[e:, k:e].T, lower=True,
+                                              check_finite=False).T
+            work = (m - k) * k * (e - k) + (m - e) * (e - k) ** 2 / 2.0 + (e - k) ** 3 / 3.0
+            shown = int(100.0 * done / total)
+            done += work
+            bar.update(min(100, int(100.0 * done / total)) - shown)
+    return A.T, False
 
 
 def _scale(Kx, QW):

@@ -375,3 +375,40 @@ def test_bad_input():
     check_refused(drr, ({"method": "closed_form"}, "method='closed_form'"),
                   ({"method": "gd"}, "method='gd'"), ({"batch_size": 0}, "batch_size"),
                   ({"eta": 1.0}, "eta"), ({"warm_start": np.zeros((3, 3))}, "warm_start"))
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.7])
+@pytest.mark.parametrize("kernel", ["rbf", "poly"])
+def test_large_m_closed_form_by_panels_matches_lapack(alpha, kernel, monkeypatch, capsys):
+    """Above ``LARGE_M`` points Q_D is built from kernel blocks without the Gram and factored
+    by panels with a progress bar; the same W as the one-call LAPACK factorisation, to
+    round-off (both are backward-stable Choleskys of the same matrix)."""
+    r = np.random.default_rng(4)
+    X = r.normal(size=(700, 5)) * (1e3 if kernel == "rbf" else 1.0)
+    y = r.integers(0, 3, size=700)
+    Xt = r.normal(size=(4, 5)) * (1e3 if kernel == "rbf" else 1.0)
+    k = rm.kernels.RBF(1e-7) if kernel == "rbf" else rm.kernels.Polynomial(degree=2, gamma=0.1)
+    p = rm.DRM(X, y, Xt, alpha=alpha, beta=0.5, kernel=k)
+    ref = fast.solve(p)
+    monkeypatch.setattr(fast_drr, "LARGE_M", 100)
+    monkeypatch.setattr(fast_drr, "CHOLESKY_PANEL", 96)       # panels that do not divide m
+    p2 = rm.DRM(X, y, Xt, alpha=alpha, beta=0.5, kernel=k)    # no Gram built yet
+    s = fast.solve(p2, progress=True)
+    assert s.status == "optimal"
+    err = np.abs(s.coef - ref.coef).max() / np.abs(ref.coef).max()
+    assert err <= 1e-10, err
+    assert p2.certify(s, reference=False).ok
+    if rm._progress.available():
+        assert "Cholesky of Q_D" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="progress must be True, False or None"):
+        fast.solve(p2, progress="yes")
+
+
+def test_large_m_closed_form_refuses_a_q_that_is_not_positive_definite(monkeypatch):
+    monkeypatch.setattr(fast_drr, "LARGE_M", 10)
+    X = np.ones((40, 2))                        # K = all ones (rank 1), beta 1e-300
+    y = np.r_[np.zeros(20, int), np.ones(20, int)]
+    p = rm.DRM(X, y, X[:2], alpha=0.0, beta=1e-300,
+               kernel=rm.kernels.Polynomial(degree=1, gamma=1.0, coef0=0.0))
+    with pytest.raises(rm.SolverError, match="not numerically positive definite"):
+        fast.solve(p)
