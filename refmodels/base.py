@@ -520,17 +520,17 @@ class BinaryProblem(UserPoints, BinaryRescaling, Problem):
         return float(np.finfo(float).eps * (abs(P0) * rho + q))
 
     def w_from_coef(self, coef):
-        """``w = F^T coef`` (feature-space coordinates of ``sum_i coef_i phi(x_i)``; held by
-        ``coef`` in the representer form, :mod:`refmodels.representer`)."""
-        if _rep.applies(self):
-            return FeatureVector(self, coef)
+        """``w = F^T coef`` (feature-space coordinates of ``sum_i coef_i phi(x_i)``)."""
         return np.asarray(self.F.T @ coef).ravel()
 
-    def _FtYv(self, v):
-        """``F^T Y v`` (a :class:`FeatureVector` in the representer form; never the dense
-        ``F^T Y`` of a sparse ``F``)."""
-        if _rep.applies(self) or sp.issparse(self.F):
-            return self.w_from_coef(self.y * np.asarray(v, float))
+    def _FtYv(self, v, like=None):
+        """``F^T Y v`` in the form of the point ``like``: a :class:`FeatureVector` for a
+        point in the representer form, else an array (never the dense ``F^T Y`` of a
+        sparse ``F``)."""
+        if isinstance(like, FeatureVector):
+            return FeatureVector(self, self.y * np.asarray(v, float))
+        if sp.issparse(self.F):
+            return np.asarray(self.F.T @ (self.y * np.asarray(v, float))).ravel()
         return self._FtY() @ v
 
     def _primal_point(self, sol):
@@ -540,7 +540,7 @@ class BinaryProblem(UserPoints, BinaryRescaling, Problem):
                                  f"{_rep.REPRESENTER_MIN_M} points a kernel point is certified "
                                  "from its coefficients")
             b = float(sol.intercept) if self.has_intercept else 0.0
-            return self.w_from_coef(np.asarray(sol.coef, float)), b
+            return FeatureVector(self, np.asarray(sol.coef, float)), b
         w = sol.variables.get("w")
         r = self.F.shape[1]
         if w is None or np.shape(w) != (r,):

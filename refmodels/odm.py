@@ -205,7 +205,7 @@ class ODM(BiasFeature, BinaryProblem):
     def gradient(self, w):
         """``grad f_O(w) = w - F^T Y (2c xi(w) - 2c mu eps(w))``, ``c = lam/(m(1-theta)^2)``."""
         xi, eps = self._slacks(self.margins(w))
-        return w - self._FtY() @ (2 * self.c * (xi - self.mu * eps))
+        return w - self._FtYv(2 * self.c * (xi - self.mu * eps))
 
     def polish(self, w, max_steps=20, max_move=1e-3):
         """Exact Newton steps on ``f_O`` (piecewise quadratic, eq. 18) from ``w``.
@@ -297,7 +297,7 @@ class ODM(BiasFeature, BinaryProblem):
     def dual_value(self, dual):
         """``D_max`` (:meth:`dual_value_from_norm`) in feature space."""
         z, bt = np.asarray(dual["zeta"], float), np.asarray(dual["beta"], float)
-        u = self._FtY() @ (z - bt)
+        u = self._FtYv(z - bt)
         return self.dual_value_from_norm(dual, float(u @ u))
 
     def coef_from_dual(self, dual):
@@ -325,7 +325,7 @@ class ODM(BiasFeature, BinaryProblem):
         lower = gamma - (1 - th) + xi            # >= 0, multiplier zeta
         upper = (1 + th) + eps - gamma           # >= 0, multiplier beta
         primal_viol = float(max(np.max(np.maximum(-lower, 0.0)), np.max(np.maximum(-upper, 0.0))))
-        w_dual = self._FtYv(z - bt)
+        w_dual = self._FtYv(z - bt, w)
         mults = np.concatenate([z, bt])
         return {
             "primal feasibility": (primal_viol, 1.0 + np.max(np.abs(gamma))),

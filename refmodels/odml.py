@@ -43,7 +43,6 @@ from ._validation import check_vector, nonnegative, positive
 from .base import (BinaryProblem, TIE_THRESHOLDS, derive_box_duals, objective_scale, quad,
                    run_cvxpy)
 from .certify import box_violation, complementarity
-from . import representer as _rep
 from .representer import FeatureVector, fnorm, stationarity_system
 
 
@@ -145,17 +144,17 @@ class _MarginDistributionProblem(BiasFeature, BinaryProblem):
 
     # ---- helpers over the feature map (O(m r^2) at most) ---------------------------
     def _Ft(self, u):
-        """``F^T u`` (a :class:`FeatureVector` in the representer form)."""
-        if _rep.applies(self):
-            return FeatureVector(self, u)
+        """``F^T u``."""
         return np.asarray(self.F.T @ u).ravel()
 
     def _Fty(self):
-        return self._cached("Fty_c" if _rep.applies(self) else "Fty", lambda: self._Ft(self.y))
+        return self._cached("Fty", lambda: self._Ft(self.y))
 
     def _FtPF_w(self, w):
-        """``F^T P F w`` without forming ``P`` (m x m)."""
-        Fw = w.Gc if isinstance(w, FeatureVector) else np.asarray(self.F @ w).ravel()
+        """``F^T P F w`` without forming ``P`` (m x m); a :class:`FeatureVector` for one."""
+        if isinstance(w, FeatureVector):
+            return FeatureVector(self, w.Gc - self.y * (self.y @ w.Gc) / self.m)
+        Fw = np.asarray(self.F @ w).ravel()
         return self._Ft(Fw) - self._Fty() * (self.y @ Fw) / self.m
 
     def _feature_chol(self):
@@ -202,7 +201,7 @@ class _MarginDistributionProblem(BiasFeature, BinaryProblem):
             Yv = self.y * self._v(a)
             nu = woodbury_solve(self.gram, self.y, self._A_coef, Yv)
             return float(np.sum(a) - 0.5 * Yv @ (self.gram @ nu))
-        u = self._FtY() @ self._v(a)
+        u = self._FtYv(self._v(a))
         z = sla.solve_triangular(self._feature_chol(), u, lower=True)
         return float(np.sum(a) - 0.5 * z @ z)
 
@@ -216,7 +215,11 @@ class _MarginDistributionProblem(BiasFeature, BinaryProblem):
 
         grad_w L = w + _A_coef F^T P F w - _mean_coef F^T y - F^T Y mult  (= 0 at the optimum).
         """
-        return w + self._A_coef * self._FtPF_w(w) - self._mean_coef * self._Fty()
+        return w + self._A_coef * self._FtPF_w(w) - self._mean_coef * self._Fty_like(w)
+
+    def _Fty_like(self, w):
+        """``F^T y`` in the form of the point ``w``."""
+        return FeatureVector(self, self.y) if isinstance(w, FeatureVector) else self._Fty()
 
     def _solve_primal(self, solver, verbose, opts):
         """The family's primal (objective :meth:`_primal_objective`) over ``w`` in feature
@@ -326,7 +329,7 @@ class _MarginDistributionProblem(BiasFeature, BinaryProblem):
             return self._dual_value(dual)
         a = self._mult(dual)
         gamma = self.margins(w)
-        grad = self._stationarity_target(w) - self._FtYv(a)
+        grad = self._stationarity_target(w) - self._FtYv(a, w)
         L = (self.primal_value(*point) - self._upper * float(np.sum(np.maximum(0.0, 1.0 - gamma)))
              + float(a @ (1.0 - gamma)))
         return L - 0.5 * grad.norm2()
@@ -344,11 +347,11 @@ class _MarginDistributionProblem(BiasFeature, BinaryProblem):
         xi = np.maximum(0.0, 1.0 - gamma)
         if sol is not None and np.shape(sol.variables.get("xi")) == (self.m,):
             xi = np.asarray(sol.variables["xi"], float)
-        w_mult = self._FtYv(a)
+        w_mult = self._FtYv(a, w)
         target = self._stationarity_target(w)
         grad = target - w_mult
         scale = (1.0 + fnorm(w) + fnorm(self._A_coef * self._FtPF_w(w))
-                 + fnorm(self._mean_coef * self._Fty()) + fnorm(w_mult))
+                 + fnorm(self._mean_coef * self._Fty_like(w)) + fnorm(w_mult))
         return {
             "primal feasibility": (self._slack_violation(gamma, sol), 1.0 + np.max(np.abs(gamma))),
             "dual feasibility": (box_violation(a, 0.0, self._upper), 1.0 + self._upper),

@@ -128,9 +128,12 @@ def stationarity_system(prob, w, A):
     """``(A, target)`` of :func:`refmodels.reference.derive_box_duals` for the stationarity
     ``F^T Y mult = w``: in the representer form the coefficients must match,
     ``Y mult = c`` (a sparse diagonal ``A``; the residual of the chosen multipliers is then
-    measured in ``G``'s norm by the certificate); else ``A = F^T Y`` and ``w`` as given."""
+    measured in ``G``'s norm by the certificate); else ``A = F^T Y`` (sparse for a sparse
+    ``F``) and ``w`` as given."""
     if isinstance(w, FeatureVector):
         return sp.diags(prob.y).tocsc(), w.coef
+    if sp.issparse(prob.F):                      # F^T Y, sparse (d x m)
+        return (sp.diags(prob.y) @ prob.F).T.tocsc(), w
     return A(), w
 
 

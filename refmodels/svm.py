@@ -120,7 +120,7 @@ class SVM(BinaryProblem):
     def dual_value(self, dual):
         """``D_max(alpha) = e^T alpha - 1/2 alpha^T Q alpha``."""
         a = dual["alpha"]
-        v = self._FtY() @ a
+        v = self._FtYv(a)
         return float(np.sum(a) - 0.5 * v @ v)
 
     def coef_from_dual(self, dual):
@@ -142,7 +142,7 @@ class SVM(BinaryProblem):
         xi = np.maximum(0.0, 1.0 - gamma)
         if sol is not None and np.shape(sol.variables.get("xi")) == (self.m,):
             xi = np.asarray(sol.variables["xi"], float)
-        w_dual = self._FtYv(a)
+        w_dual = self._FtYv(a, w)
         dual_feas = box_violation(a, 0.0, self.C)
         if self.fit_intercept:
             dual_feas = max(dual_feas, abs(float(self.y @ a)))

@@ -220,7 +220,7 @@ class SVMm(BinaryProblem):
     def dual_value(self, dual):
         """``D_max = sum(alpha - (1+eps) beta) - 1/2 v^T G v``, ``v = Y(alpha - beta)`` (eq. 15)."""
         a, bt = np.asarray(dual["alpha"], float), np.asarray(dual["beta"], float)
-        u = self._FtY() @ (a - bt)
+        u = self._FtYv(a - bt)
         return float(np.sum(a) - (1.0 + self.eps) * np.sum(bt) - 0.5 * u @ u)
 
     def coef_from_dual(self, dual):
@@ -242,7 +242,7 @@ class SVMm(BinaryProblem):
             xi = np.asarray(sol.variables["xi"], float)
         if sol is not None and np.shape(sol.variables.get("eta")) == (self.m,):
             eta = np.asarray(sol.variables["eta"], float)
-        w_dual = self._FtYv(a - bt)
+        w_dual = self._FtYv(a - bt, w)
         dual_feas = max(box_violation(a, 0.0, self.C1), box_violation(bt, 0.0, self.C2))
         if self.fit_intercept:
             dual_feas = max(dual_feas, abs(float(self.y @ (a - bt))))

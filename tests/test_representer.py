@@ -102,7 +102,7 @@ def test_the_representer_form_builds_no_m_by_m_matrix(monkeypatch):
         assert cert.residuals == again.residuals          # the same, to the bit
 
 
-def test_the_odml_dual_bound_is_a_lower_bound_equal_at_the_optimum(monkeypatch):
+def test_the_odml_dual_bound_is_a_lower_bound_equal_at_the_optimum():
     """ODML/LDM's representer dual value ``L(w, a) - ||grad||^2 / 2`` never exceeds the exact
     ``D_max(a)`` and equals it at a stationary point."""
     X, y = _data(7)
@@ -116,11 +116,7 @@ def test_the_odml_dual_bound_is_a_lower_bound_equal_at_the_optimum(monkeypatch):
             a = sol.variables[name] if k == 0 else r.uniform(0, upper, size=p.m)
             coef = sol.coef if k < 3 else sol.coef * (1 + r.normal(scale=0.1, size=p.m))
             exact = p.dual_value({name: a})
-            with monkeypatch.context() as mp:
-                mp.setattr(R, "REPRESENTER_MIN_M", 0)
-                w = p.w_from_coef(coef)
-                assert isinstance(w, FeatureVector)
-                bound = p._dual_value_at((w, 0.0), {name: a})
+            bound = p._dual_value_at((FeatureVector(p, coef), 0.0), {name: a})
             tol = 1e-10 * (1 + abs(exact))
             assert bound <= exact + tol, (type(p).__name__, k, bound, exact)
             if k == 0:
@@ -163,3 +159,41 @@ def test_products_are_computed_once_per_vector_within_a_certificate(monkeypatch)
     assert len(calls) == 1 and np.array_equal(a, b)
     p.gram_times(v)                    # outside a certificate: no memory between calls
     assert len(calls) == 2
+
+
+def test_the_reference_solve_works_when_its_certificate_takes_the_representer_form(monkeypatch):
+    """The reference ladder works in feature space (arrays) and certifies its own point in
+    the representer form: the two must not mix (ODML's polish scores array points)."""
+    X, y = _data(13, m=50)
+    monkeypatch.setattr(R, "REPRESENTER_MIN_M", 0)
+    for p in _problems(X, y, 1.0):
+        ref = p.solve()
+        cert = p.certify(ref, reference=False)
+        assert cert.ok, (type(p).__name__, cert.worst)
+
+
+def test_sparse_linear_certificates_never_densify(monkeypatch):
+    """A CSR problem's certificate works on the sparse matrix: no dense m x d array (a
+    500,000 x 50,000 set would need 186 GiB)."""
+    import scipy.sparse as sp
+
+    r = np.random.default_rng(17)
+    X = sp.random(400, 300, density=0.02, random_state=17, format="csr")
+    y = np.where(X @ r.normal(size=300) > 0, 1, -1)
+
+    def refuse(self, *a, **k):
+        raise AssertionError("a sparse matrix was densified")
+    warnings.simplefilter("ignore")
+    for p in (rm.SVM(X, y, C=1.0), rm.ODM(X, y, lam=1.0, mu=0.5, theta=0.3),
+              rm.SVMm(X, y, C1=1.0, C2=0.5, eps=0.5)):
+        sol = fast.solve(p, random_state=0)
+        user = p.solution_from(w=sol.variables["w"] if "w" in sol.variables else
+                               np.asarray(X.T @ sol.coef).ravel(),
+                               intercept=sol.intercept if p.has_intercept else None)
+        with monkeypatch.context() as mp:
+            for cls in (sp.csr_matrix, sp.csc_matrix, sp.coo_matrix):
+                mp.setattr(cls, "toarray", refuse)
+            for point in (sol, user):
+                cert = p.certify(point, reference=False)
+                assert np.isfinite(cert.worst[1]), (type(p).__name__, cert.worst)
+        assert p.certify(sol, reference=False).ok or sol.status != "optimal"
