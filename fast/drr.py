@@ -78,7 +78,7 @@ DEFAULT_MAX_ITER = {"gd": 100000, "ppa": 100000, "linear_ppa": 100000, "apg": 50
 #: and the closed form factors it by panels of columns with a progress bar (Ctrl-C between
 #: panels); below, Q_D is a copy of the Gram and the factorisation one LAPACK call
 LARGE_M = 20000
-CHOLESKY_PANEL = 512
+CHOLESKY_PANEL = 256
 _BATCH_ELEMENTS = 2 ** 24
 
 
