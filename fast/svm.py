@@ -14,7 +14,7 @@ solver (:func:`solve_svm_with_intercept`, on the SMO of :mod:`fast._smo_run`).
 (:func:`solve_svm_smo`; greedy second-order single-variable steps, shrinking, the kernel-row
 cache, the Newton polish of :func:`fast._smo_run.run`). ``method="auto"`` (and
 :func:`fast.path`'s default): the SMO for a kernel, the DCD for the linear kernel
-(:func:`choose_method`, with the measurements behind it); ``method=None`` is ``"auto"``.
+(:func:`choose_method`); ``method=None`` is ``"auto"``. The methods: :data:`METHODS`.
 """
 from __future__ import annotations
 
