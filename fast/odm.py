@@ -30,9 +30,10 @@ regularization where the DCD crawls. A polynomial kernel whose feature map has f
 dimensions than there are points (the quadratic kernel: ``(d+1)(d+2)/2``) is solved in that
 feature space instead (:func:`fast._kernel_newton.minimize_features`). A run that stalls is
 finished by the DCD, warm-started from its multipliers (within the caller's ``max_iter``,
-then counted in epochs: :func:`_after_newton`); one that found the optimal active set but whose residual stays at
-the rounding floor of the Gram's products (raw features: Gram entries of 1e11) is returned
-as it is, ``"inaccurate"`` with a ``ConvergenceWarning`` naming that floor.
+then counted in epochs: :func:`_after_newton`); one that found the optimal active set but
+whose residual stays at the rounding floor of the Gram's products (raw features: Gram
+entries of 1e11) is returned as it is, ``"inaccurate"`` with a ``ConvergenceWarning``
+naming that floor.
 
 ``method="svrg"`` (seed 002 Alg. 2, linear kernel only): SVRG on the smooth primal
 ``f_O`` of eq. 18; stops when ``||grad f_O|| <= tol``. The multipliers ``zeta = xi/a``,

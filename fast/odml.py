@@ -10,8 +10,8 @@ Dual (constant kept, so :math:`P^\\star=-D^\\star`), with :math:`v=\\frac{\\mu_2
     H=YG(I+AG)^{-1}Y,\\ A=\\frac{2\\mu_1}{m}P,\\ P=I-\\tfrac1m yy^\\top,\\qquad
     \\nu=(I+AG)^{-1}Yv.
 
-``method="dcd"`` (the default for the linear kernel): the shared DCD of :mod:`fast._dcd` with ``u = v`` (offset
-``(mu2/m) e``), ``p = -e``:
+``method="dcd"`` (the default for the linear kernel): the shared DCD of :mod:`fast._dcd`
+with ``u = v`` (offset ``(mu2/m) e``), ``p = -e``:
 
 * kernel path (``gram``): ``H`` by the stable Woodbury form of SPEC §2
   (:func:`refmodels.odml.woodbury_H`: one Cholesky of the SPD ``I + RGR``, no inverse of
