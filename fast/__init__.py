@@ -1,8 +1,9 @@
 """fast: hand-written (numba) solvers for the problems of :mod:`refmodels`.
 
 ``fast.solve(prob)`` dispatches on the problem's family through the one registry
-(:mod:`refmodels.registry`): a problem of ``refmodels/<module>.py`` is solved by
-``fast/<module>.py``'s ``solve``. Every
+(:mod:`refmodels.registry`): a problem of ``refmodels/<module>.py`` is solved by the methods
+``fast/<module>.py`` declares in its ``SOLVERS`` table; the choice of a method, the check of
+``method`` and the fallbacks run in one place (:mod:`fast._methods`). Every
 solver returns a :class:`refmodels.Solution` in SPEC's canonical scaling, so that
 ``prob.certify(fast.solve(prob))`` holds. This package never imports cvxpy.
 """
@@ -13,9 +14,6 @@ import numpy as np
 __all__ = ["solve", "SVMClassifier", "ODMLClassifier", "LDMClassifier", "ODMClassifier",
            "McODMClassifier", "SVMmClassifier", "MKLmClassifier", "DRMClassifier",
            "DRRClassifier"]
-
-#: tolerance of the warm-started second solve when a returned point fails its self-check
-REFINE_TOL = 1e-13
 
 _ESTIMATORS = {name for name in __all__ if name.endswith("Classifier")}
 #: cross-validated estimators (fast/cv.py): the papers' grids, a warm-started path per fold
@@ -64,9 +62,12 @@ def solve(prob, method=None, tol=None, max_iter=None, random_state=None, warm_st
 
 def _solve(module, prob, method, tol, max_iter, random_state, warm_start, options):
     """:func:`solve` inside its workspace."""
+    from . import _methods
+
+    solvers = module.SOLVERS
     try:
-        sol = module.solve(prob, method=method, tol=tol, max_iter=max_iter,
-                           random_state=random_state, warm_start=warm_start, **options)
+        sol = _methods.run(solvers, prob, method, tol, max_iter, random_state, warm_start,
+                           options)
     except np.linalg.LinAlgError as exc:
         from refmodels.solution import SolverError
 
@@ -78,22 +79,19 @@ def _solve(module, prob, method, tol, max_iter, random_state, warm_start, option
     from ._selfcheck import finish
 
     def refine(prob, sol):
-        """The generic second chance: the same solver, warm-started from its own point, at
-        a tighter tolerance (``REFINE_TOL``, or the family module's ``refine_tol(prob)``
-        where its ``tol`` means something else; the family's own ``repair`` hook, if any,
-        comes instead)."""
+        """The generic second chance: the same call, warm-started from its own point, at a
+        tighter tolerance (the family's ``refine_tol``)."""
         import warnings
 
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                tight = getattr(module, "refine_tol", lambda prob: REFINE_TOL)(prob)
-                return module.solve(prob, method=method, tol=tight, max_iter=max_iter,
-                                    random_state=random_state, warm_start=sol, **options)
+                return _methods.run(solvers, prob, method, solvers.refine_tol(prob), max_iter,
+                                    random_state, sol, options)
         except (ValueError, TypeError):
             return None                   # no warm start for this method
 
-    repair = getattr(module, "repair", None) or (refine if tol is None else None)
+    repair = solvers.repair or (refine if tol is None else None)
     return finish(prob, sol, user_tol=tol, repair=repair)
 
 

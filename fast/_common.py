@@ -24,23 +24,6 @@ def not_converged_warning(message, stacklevel=3):
     warnings.warn(message, ConvergenceWarning, stacklevel=stacklevel + 1)
 
 
-def reports_intercept(solve):
-    """Decorate a family's ``solve`` so that, on a problem with a bias feature
-    (``fit_intercept=True`` of ODM, ODML, LDM: :mod:`refmodels._intercept`), the returned
-    Solution reports ``intercept = s w_b`` (``prob.intercept_of``). The solvers see the
-    feature map ``[phi(x); s]`` as any other and return its point with ``intercept = 0``."""
-    import functools
-
-    @functools.wraps(solve)
-    def wrapped(prob, *args, **kwargs):
-        sol = solve(prob, *args, **kwargs)
-        if "bias_feature" in prob.capabilities and prob.fit_intercept:
-            sol.intercept = prob.intercept_of(sol)
-        return sol
-
-    return wrapped
-
-
 # ---------------------------------------------------------------------------------------
 # argument checks shared by the families
 # ---------------------------------------------------------------------------------------
@@ -66,7 +49,7 @@ def relative_gap_target(gap_tol, prob):
 def check_common(method, methods, tol, max_iter, default_tol, default_max_iter):
     """Validate ``method``, ``tol`` and ``max_iter``; return ``(method, tol, max_iter)``."""
     if method is None:
-        method = methods[0]
+        method = next(iter(methods))
     if not isinstance(method, str) or method not in methods:
         raise ValueError(f"method must be one of {list(methods)}; got {method!r}")
     if tol is None:

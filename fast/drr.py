@@ -69,9 +69,8 @@ from refmodels._validation import check_prox
 from refmodels.regularizers import GroupNorm
 from refmodels.solution import Solution, SolverError
 
-from . import _common, _prox
+from . import _common, _methods, _prox
 
-METHODS = ("closed_form", "gd", "ppa", "linear_ppa", "apg")
 DEFAULT_TOL = 1e-10
 DEFAULT_MAX_ITER = {"gd": 100000, "ppa": 100000, "linear_ppa": 100000, "apg": 50000}
 #: above this many points Q_D is built from kernel blocks without keeping the Gram beside it,
@@ -241,44 +240,45 @@ def _positive_opt(options, name, default):
     return float(v)
 
 
-def solve(prob, method=None, tol=None, max_iter=None, random_state=None, warm_start=None,
-          **options):
-    """Solve :class:`refmodels.DRR` / :class:`refmodels.DRM` (see the module docstring).
+def choose_method(prob, options=()):
+    """DRR's rule (``method=None``): ``closed_form`` for DRM (a smooth objective), else
+    ``apg``."""
+    return "closed_form" if prob.has_closed_form else "apg"
 
-    Parameters
-    ----------
-    method : ``"closed_form"``, ``"gd"``, ``"ppa"``, ``"linear_ppa"``, ``"apg"`` or None
-        (``closed_form`` for DRM, else ``apg``).
-    tol : float > 0, default 1e-10 (scaled optimality residual per test point).
-    max_iter : int >= 1 (iterations; unused by ``closed_form``).
-    random_state : unused (every method is deterministic).
-    warm_start : a DRR Solution (or an array ``W`` of shape (m, n_test)) to start from.
-    options : ``batch_size`` (columns per batch), ``c`` (PPA constant), ``b0``, ``eta``,
-        ``restart`` (APG), ``operator`` (``"dense"`` or ``"linear"``, for gd/ppa/apg),
-        ``progress`` (True/False; None: a bar for the closed form above 20,000 points).
-    """
-    # a user's regularizer, checked once (refused when not the convex function it states)
-    report = _regularizers.require_usable(prob.regularizer)
-    try:
-        return _solve(prob, method, tol, max_iter, warm_start, options)
-    except SolverError as exc:
-        bad = _regularizers.failed(report, _regularizers.PROX_CHECKS)
-        if not bad:
-            raise
-        # the iteration of a wrong prox may diverge: say whose fault it is
-        raise SolverError(f"{exc}. regularizer.prox of {prob.regularizer!r} fails "
-                          f"rm.regularizers.check's {bad[0].name!r} (error "
-                          f"{bad[0].max_error:.3g}): its iteration is not the problem's") from None
+
+def _method(name):
+    """The table's entry for ``name``: a user's regularizer checked once (refused when not
+    the convex function it states), then :func:`_solve`; a failure of the iteration says
+    whose fault it is when the regularizer's prox fails its check."""
+    def run(prob, tol, max_iter, random_state, warm_start, **options):
+        report = _regularizers.require_usable(prob.regularizer)
+        try:
+            return _solve(prob, name, tol, max_iter, warm_start, options)
+        except SolverError as exc:
+            bad = _regularizers.failed(report, _regularizers.PROX_CHECKS)
+            if not bad:
+                raise
+            # the iteration of a wrong prox may diverge
+            raise SolverError(f"{exc}. regularizer.prox of {prob.regularizer!r} fails "
+                              f"rm.regularizers.check's {bad[0].name!r} (error "
+                              f"{bad[0].max_error:.3g}): its iteration is not the "
+                              f"problem's") from None
+
+    run.__name__ = run.__qualname__ = f"_{name}"
+    return run
 
 
 def _solve(prob, method, tol, max_iter, warm_start, options):
-    """:func:`solve` once the regularizer passed :func:`refmodels.regularizers.require_usable`."""
+    """``method`` (see the module docstring) once the regularizer passed
+    :func:`refmodels.regularizers.require_usable`. ``tol``: default 1e-10 (scaled
+    optimality residual per test point); ``max_iter``: iterations (unused by
+    ``closed_form``); ``warm_start``: a DRR Solution (or an array ``W`` of shape
+    (m, n_test)); options ``batch_size`` (columns per batch), ``c`` (PPA constant), ``b0``,
+    ``eta``, ``restart`` (APG), ``operator`` (``"dense"`` or ``"linear"``, for
+    gd/ppa/apg), ``progress`` (True/False; None: a bar for the closed form above
+    :data:`LARGE_M` points). Every method is deterministic."""
     t0 = time.perf_counter()
     smooth = bool(prob.has_closed_form)
-    if method is None:
-        method = "closed_form" if smooth else "apg"
-    if not isinstance(method, str) or method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}; got {method!r}")
     if method in ("closed_form", "gd") and not smooth:
         raise ValueError(f"method={method!r} needs DRM (q = r = 2, rho = 'half_square': a smooth "
                          f"objective); this problem has {prob.regularizer!r}: use method='apg' "
@@ -669,3 +669,7 @@ def _user_regularizer_check(prob, sol, method):
         warnings.warn(f"fast DRR solver method={method!r} with the regularizer {reg!r}: the "
                       f"returned point fails its certificate ({name} {value:.3e} above "
                       f"{cert.tol:g}); status 'inaccurate'", ConvergenceWarning, stacklevel=4)
+
+
+METHODS = {name: _method(name) for name in ("closed_form", "gd", "ppa", "linear_ppa", "apg")}
+SOLVERS = _methods.Solvers(METHODS, choose_method)

@@ -112,13 +112,12 @@ from scipy.linalg import cho_factor
 
 from refmodels.solution import Solution
 
-from . import _chunk, _common
+from . import _chunk, _common, _methods
 from . import _kernels as _K
 from ._mcodm_bcd import (_NO_XSQ, _NONFINITE, B_EP, N_BCTL, N_BFCTL, BcdOptions, BcdState,
                          McData, McDual, McParams, _bcd, _coef_dot, _face, _face_newton,
                          _face_set, _face_system, _stop)
 
-METHODS = ("bcd",)
 #: default relative duality gap of a relaxed solve (tight enough for ``certify`` at 1e-6)
 DEFAULT_TOL = 1e-12
 #: default cap on the scaled first-order KKT residuals (slack stationarity, complementarity)
@@ -598,24 +597,25 @@ def refine_tol(prob):
     the generic one for a relaxed QP (there ``tol`` is the inner relative gap)."""
     from refmodels.mcodm import McODM, RelaxedMcODM
 
-    from . import REFINE_TOL
-
     if isinstance(prob, McODM) and not isinstance(prob, RelaxedMcODM):
         return REFINE_OUTER_TOL
-    return REFINE_TOL
+    return _methods.REFINE_TOL
 
 
-def solve(prob, method=None, tol=None, max_iter=None, random_state=None, warm_start=None,
-          **options):
-    """``fast.solve`` entry for the family ``mcodm``: :class:`refmodels.McODM` runs the
-    outer loop (Alg. 3, :func:`solve_mcodm`), :class:`refmodels.mcodm.RelaxedMcODM` one
-    relaxed QP (:func:`solve_relaxed`). ``method``: ``"bcd"`` (default, the only one)."""
-    from refmodels.mcodm import McODM, RelaxedMcODM
+def _bcd_method(prob, tol, max_iter, random_state, warm_start, **options):
+    """``method="bcd"``: :class:`refmodels.McODM` runs the outer loop (Alg. 3,
+    :func:`solve_mcodm`), :class:`refmodels.mcodm.RelaxedMcODM` one relaxed QP
+    (:func:`solve_relaxed`)."""
+    from refmodels.mcodm import RelaxedMcODM
 
-    if isinstance(prob, RelaxedMcODM):
-        return solve_relaxed(prob, method=method, tol=tol, max_iter=max_iter,
-                             random_state=random_state, warm_start=warm_start, **options)
-    if isinstance(prob, McODM):
-        return solve_mcodm(prob, method=method, tol=tol, max_iter=max_iter,
-                           random_state=random_state, warm_start=warm_start, **options)
-    raise ValueError(f"prob must be a refmodels McODM or RelaxedMcODM; got {type(prob).__name__}")
+    run = solve_relaxed if isinstance(prob, RelaxedMcODM) else solve_mcodm
+    return run(prob, "bcd", tol, max_iter, random_state, warm_start, **options)
+
+
+def choose_method(prob, options=()):
+    """McODM has one method."""
+    return "bcd"
+
+
+METHODS = {"bcd": _bcd_method}
+SOLVERS = _methods.Solvers(METHODS, choose_method, refine_tol=refine_tol)

@@ -52,13 +52,12 @@ import time
 import numpy as np
 
 from . import _kernels as _K
-from . import _common, _smo_run, _smo_steps
+from . import _common, _methods, _smo_run, _smo_steps
 
 #: default relative MKL duality gap at the end
 DEFAULT_TOL = 1e-9
 #: default cap on the outer (line-search) iterations
 DEFAULT_MAX_ITER = 500
-METHODS = (None, "rg", "reduced-gradient")
 _LS_MAX_EVALS = 40
 _LS_CURVATURE = 0.1
 _INNER_GAP_FLOOR = 1e-11
@@ -474,13 +473,12 @@ def _warm(warm_start, prob):
     return mu0, z0
 
 
-def solve(prob, method=None, tol=None, max_iter=None, random_state=None, warm_start=None,
-          **options):
-    """Solve ``rm.MKLm`` / ``rm.EpsMKL`` by reduced gradient on ``mu`` with a warm-started SMO.
+def solve_rg(prob, tol=None, max_iter=None, random_state=None, warm_start=None, **options):
+    """Solve ``rm.MKLm`` / ``rm.EpsMKL`` by reduced gradient on ``mu`` with a warm-started SMO
+    (``method`` None, ``"rg"`` or ``"reduced-gradient"``: the same algorithm).
 
     Parameters
     ----------
-    method : None, ``"rg"`` or ``"reduced-gradient"`` (the same algorithm).
     tol : float > 0, relative MKL duality gap ``(P - D) / (1 + |P|)`` at the end (default
         1e-9; ``prob.certify`` checks it at 1e-6).
     max_iter : int >= 1, outer iterations (line searches; default 500).
@@ -504,9 +502,6 @@ def solve(prob, method=None, tol=None, max_iter=None, random_state=None, warm_st
     from refmodels.solution import Solution
     from refmodels.svmm import intercept_from_kkt_band
 
-    if method not in METHODS:
-        raise ValueError(f"method must be None, 'rg' or 'reduced-gradient' for "
-                         f"{type(prob).__name__}; got {method!r}")
     default_tol = tol is None
     tol, max_iter, flags = _check_options(tol, max_iter, options)
     t0 = time.perf_counter()
@@ -639,3 +634,12 @@ def _finish_not_converged(prob, sol, it, max_iter, spent, floor_check):
         f"iterations (max_iter={max_iter}){budget} with relative MKL duality gap "
         f"{sol.info['gap']:.3e} above the tolerance tol={sol.info['tol']:.3e} asked"
         f"{cert_part}{_common.scale_hint(prob)}", stacklevel=4)
+
+
+def choose_method(prob, options=()):
+    """MKLm has one method."""
+    return "rg"
+
+
+METHODS = {"rg": solve_rg, "reduced-gradient": solve_rg}
+SOLVERS = _methods.Solvers(METHODS, choose_method)

@@ -8,10 +8,11 @@ Dual (eq. 15), ``a = m (1-theta)^2 / (2 lam)``, over ``alpha = [zeta; beta] >= 0
     +\\begin{bmatrix}(\\theta-1)e\\\\(\\theta+1)e\\end{bmatrix}^\\top\\alpha,
     \\qquad \\nu = Y(\\zeta-\\beta).
 
-``method=None`` (the default) is ``"auto"``: :func:`choose_method` picks among the methods
-below from the kernel and the regularization (TRON on the linear kernel, the kernel Newton
-at weak regularization, the DCD otherwise; the rules and their measurements are in its
-docstring), unless an option that only the DCD takes is given (:data:`DCD_ONLY_OPTIONS`).
+The methods (:data:`METHODS`) are below; ``method=None`` (the default) is ``"auto"``:
+:func:`choose_method` picks among them from the kernel and the regularization (TRON on the
+linear kernel, the kernel Newton at weak regularization, the DCD otherwise), unless an
+option that only the DCD takes is given (:data:`DCD_ONLY_OPTIONS`). :data:`FALLBACK`
+declares where the DCD finishes what TRON (under ``"auto"``) or the Newton left short.
 
 ``method="dcd"`` (seed 002 Alg. 1): the shared DCD of :mod:`fast._dcd` with the
 2m variables as signed copies of the points (``u = zeta - beta``, ``s = Q u``, so
@@ -29,14 +30,19 @@ regularization where the DCD crawls. A polynomial kernel whose feature map has f
 dimensions than there are points (the quadratic kernel: ``(d+1)(d+2)/2``) is solved in that
 feature space instead (:func:`fast._kernel_newton.minimize_features`). A run that stalls is
 finished by the DCD, warm-started from its multipliers (within the caller's ``max_iter``,
-then counted in epochs); one that found the optimal active set but whose residual stays at
-the rounding floor of the Gram's products (raw features: Gram entries of 1e11) is returned
-as it is, ``"inaccurate"`` with a ``ConvergenceWarning`` naming that floor.
+then counted in epochs: :func:`_after_newton`); one that found the optimal active set but
+whose residual stays at the rounding floor of the Gram's products (raw features: Gram
+entries of 1e11) is returned as it is, ``"inaccurate"`` with a ``ConvergenceWarning``
+naming that floor.
 
 ``method="svrg"`` (seed 002 Alg. 2, linear kernel only): SVRG on the smooth primal
 ``f_O`` of eq. 18; stops when ``||grad f_O|| <= tol``. The multipliers ``zeta = xi/a``,
 ``beta = mu eps/a`` are functions of ``w`` (eq. 14), so the Solution carries them and the
 certificate's stationarity residual is exactly ``||grad f_O(w)||``.
+
+``method="tron"`` (linear kernel only; :mod:`fast._tron`): trust-region Newton-CG on
+``f_O``, with the same multipliers of eq. 14; under ``"auto"`` the DCD finishes from them
+what TRON leaves short (:func:`_after_tron`).
 """
 from __future__ import annotations
 
@@ -47,13 +53,12 @@ from numba import njit
 
 from refmodels.solution import Solution
 
-from . import _chunk, _common, _dcd, _sgd
+from . import _chunk, _common, _dcd, _methods, _sgd
 from . import _kernels as _K
 from ._chunk import PAUSED
 from ._tron import LOSS_ODM
 from ._tron import _tron as _tron_kernel
 
-METHODS = ("dcd", "svrg", "tron", "newton", "auto")
 SVRG_DEFAULT_TOL = 1e-6
 SVRG_DEFAULT_MAX_ITER = 1000
 
@@ -67,57 +72,17 @@ def primal_objective(prob, gamma, wnorm2):
     return 0.5 * wnorm2 + c * float(xi @ xi + prob.mu * (eps @ eps))
 
 
-@_common.reports_intercept
-def solve(prob, method=None, tol=None, max_iter=None, random_state=None, warm_start=None,
-          **options):
-    """Solve :class:`refmodels.ODM`; ``method`` ``"auto"`` (None, the default),
-    ``"dcd"``, ``"svrg"`` (linear), ``"tron"`` (linear: trust-region Newton-CG on ``f_O``,
-    :mod:`fast._tron`) or ``"newton"`` (kernel: primal Newton in coefficient space,
-    :mod:`fast._kernel_newton`). ``"auto"`` is :func:`choose_method`: TRON on the linear
-    kernel; for a kernel the Newton at weak regularization, the DCD otherwise. With
-    ``method=None``, an option only the DCD takes (:data:`DCD_ONLY_OPTIONS`: ``shrinking``,
-    ``polish``; on the linear kernel also ``path``, ``cache_size``) selects the DCD
-    instead of refusing the option. ``tol`` and ``max_iter`` are the chosen method's (see
-    below); ``sol.solver`` names it.
-
-    DCD options: ``shrinking`` (True), ``cache_size`` (MB, 200), ``path``
-    (``"auto"``/``"gram"``/``"cache"``/``"linear"``). SVRG options: ``step`` (default
-    ``1/(4 L_max)``), ``snapshot`` (``"random"``: seed 002 Alg. 2 line 11, the default;
-    ``"last"``: the last inner iterate). TRON: ``tol`` on ``||grad f_O|| / (1 + ||w||)``
-    (default 1e-9), ``max_iter`` Newton iterations (1000), option ``max_cg`` (CG steps per
-    Newton step, default ``max(2d, 10)``); ``warm_start`` any Solution carrying ``w``.
-    Newton (kernel): ``tol`` on the certificate's scaled residual (default 1e-9),
-    ``max_iter`` Newton steps (60), options ``path`` (``"auto"``/``"gram"``/``"cache"``)
-    and ``cache_size``; ``warm_start`` any Solution carrying ``coef``. If it stalls above
-    its tolerance, the DCD finishes from its multipliers (``info["newton"]`` keeps the
-    Newton's record; a ``max_iter`` given bounds the DCD's epochs too). A polynomial kernel
-    of feature dimension ``D < m`` is solved in its explicit feature space; when the optimal
-    active set is found but the rounding of ``K coef`` keeps the residual above ``tol``,
-    the point is returned without the DCD: at the default ``tol``, within the
-    certificate's 1e-6, as ``"optimal"`` for ``fast.solve``'s self-check to judge, else
-    ``"inaccurate"`` with a ``ConvergenceWarning`` (``info["rounding_floor"]``).
-    """
-    if method is None:
-        method = default_method(prob, options)
-    auto = method == "auto"
-    if auto:
-        method = choose_method(prob)
-    if method == "svrg":
-        return _solve_svrg(prob, tol, max_iter, random_state, warm_start, **options)
-    if method == "tron" and auto and tol is None and max_iter is None:
-        return _tron_then_dcd(prob, random_state, warm_start, **options)
-    if method == "tron":
-        return _solve_tron(prob, tol, max_iter, warm_start, **options)
-    if method == "newton":
-        return _solve_newton(prob, tol, max_iter, random_state, warm_start, **options)
+def _dcd_method(prob, tol, max_iter, random_state, warm_start, **options):
+    """``method="dcd"`` (seed 002 Alg. 1, module docstring). Options: ``shrinking`` (True),
+    ``polish`` (True), ``cache_size`` (MB, 200), ``path``
+    (``"auto"``/``"gram"``/``"cache"``/``"linear"``)."""
     gap_tol = _dcd.DEFAULT_GAP_TOL if tol is None else None
     a = prob.a
     # the default is on the slack stationarity of eq. 14: PG_zeta = a zeta - xi and
     # PG_beta = (a/mu) beta - eps, so |zeta - xi/a| = |PG|/a: scale by min(1, a, a/mu)
     # (mu = 0: the beta copies are fixed at 0, see below)
     default_tol = _dcd.DEFAULT_TOL * min(1.0, a, a / prob.mu if prob.mu > 0 else a)
-    method, tol, max_iter = _common.check_common(method, METHODS, tol, max_iter,
-                                              default_tol, None)
+    _, tol, max_iter = _common.check_common("dcd", METHODS, tol, max_iter, default_tol, None)
     shrinking = _common.check_bool(options.pop("shrinking", True), "shrinking")
     # the active-set Newton polish is on by default (it is kept only when it lowers the
     # dual): on linear problems it cuts the epochs many-fold (bench_linear_svm.py);
@@ -189,6 +154,9 @@ def linear_primal_args(prob, method, solver, primal, options, tol, max_iter, def
 
 def _solve_svrg(prob, tol, max_iter, random_state, warm_start, step=None, snapshot="random",
                 **options):
+    """``method="svrg"`` (seed 002 Alg. 2, linear kernel): ``tol`` on ``||grad f_O||``
+    (default 1e-6); options ``step`` (default ``1/(4 L_max)``), ``snapshot`` (``"random"``:
+    Alg. 2 line 11, the default; ``"last"``: the last inner iterate)."""
     tol, max_iter, w0 = linear_primal_args(prob, "svrg", "ODM SVRG", "f_O (seed 002 eq. 18)",
                                            options, tol, max_iter, SVRG_DEFAULT_TOL,
                                            SVRG_DEFAULT_MAX_ITER, METHODS, warm_start)
@@ -265,8 +233,11 @@ def _tron_data(prob):
     return data
 
 
-def _solve_tron(prob, tol, max_iter, warm_start, max_cg=None, **options):
-    """TRON on ``f_O`` (eq. 18): ``tol`` on ``||grad f_O|| / (1 + ||w||)`` (default 1e-9)."""
+def _solve_tron(prob, tol, max_iter, random_state, warm_start, max_cg=None, **options):
+    """``method="tron"`` (linear kernel): TRON on ``f_O`` (eq. 18), ``tol`` on
+    ``||grad f_O|| / (1 + ||w||)`` (default 1e-9), ``max_iter`` Newton iterations (1000),
+    option ``max_cg`` (CG steps per Newton step, default ``max(2d, 10)``); ``warm_start``
+    any Solution carrying ``w``. Deterministic (``random_state`` is not used)."""
     from . import _tron
 
     tol, max_iter, w0 = linear_primal_args(prob, "tron", "ODM TRON", "f_O (seed 002 eq. 18)",
@@ -476,60 +447,55 @@ def _lean_point(data, opt, curv, w, gamma, st, u, t_ok, unit, budget):
                  and stat <= t_ok * (1.0 + np.sqrt(np.sum(w * w)))) else 0
 
 
-def _tron_then_dcd(prob, random_state, warm_start, **options):
-    """``"auto"`` on the linear kernel at the default ``tol`` / ``max_iter``: TRON; the DCD
-    finishes from TRON's multipliers (eq. 14) when
+def _tron_fallback_applies(call):
+    """TRON's fallback: only for ``"auto"`` at the default ``tol`` / ``max_iter`` (an explicit
+    ``method="tron"``, or a ``tol`` / ``max_iter`` asked, gets TRON alone)."""
+    return call.chosen and call.tol is None and call.max_iter is None
 
-    * TRON stops short of its tolerance (seen with ``theta`` near 1: at ``theta = 0.9999``
-      the loss weight ``lam / (m (1-theta)^2)`` is 1e8 / m and the CG steps stall through
-      1,000 Newton steps on 200 points, where the DCD certified quickly), or
-    * TRON's point has no ``coef`` (raw features: ``nu = Y (zeta - beta)`` does not
-      reproduce ``w`` to the certificate's accuracy, see :func:`_solve_tron`), so that the
-      Solution carries the dual point the estimators' ``dual_coef_`` needs. From TRON's
-      multipliers the DCD certified in 3-38 epochs on raw wine, breast_cancer, australian,
-      heart, wdbc and spambase at lam = 1, m, 2^10, where from zero it stopped at its epoch
-      cap (validation/decisions.md). If it does not certify there, TRON's point (``w``,
-      certified) is returned.
 
-    ``info["tron"]`` keeps TRON's record when the DCD's point is returned. An explicit
-    ``method="tron"``, or a ``tol`` / ``max_iter`` asked, gets TRON alone."""
-    import warnings
+def _after_tron(prob, first, call):
+    """The DCD finishes from TRON's multipliers (eq. 14) when
 
-    from sklearn.exceptions import ConvergenceWarning
+    * TRON's primal overflowed (a ``SolverError``: a gradient of ``lam / m`` x features):
+      the dual's numbers are bounded by the box, so the DCD solves it from zero;
+    * TRON stops short of its tolerance (``theta`` near 1: the loss weight
+      ``lam / (m (1-theta)^2)`` is huge and the CG steps stall), or
+    * TRON's point has no ``coef`` (raw features, see :func:`_solve_tron`), so that the
+      Solution carries the dual point the estimators' ``dual_coef_`` needs; this attempt
+      is quiet, and TRON's certified ``w`` is returned if the DCD does not certify
+      (validation/decisions.md).
+    """
+    if isinstance(first, Exception):
+        return call._replace(warm_start=None, options={}, quiet=True)
+    if first.status == "optimal" and first.coef is not None:
+        return None
+    return call._replace(warm_start=first, options={}, quiet=first.status == "optimal")
 
-    from refmodels.solution import SolverError
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        try:
-            sol = _solve_tron(prob, None, None, warm_start, **options)
-        except SolverError as exc:
-            # the primal's numbers overflowed (a gradient of lam / m x features): the dual's
-            # are bounded by the box, so the DCD solves it from zero
-            dcd = solve(prob, method="dcd", random_state=random_state)
-            dcd.info["tron"] = {"error": str(exc)}
-            dcd.info["fallback"] = "dcd"
-            return dcd
-    if sol.status == "optimal" and sol.coef is not None:
-        return sol
-    record = dict(sol.info)
-    if sol.status == "optimal":            # w certified, coef omitted: a quiet attempt
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            dcd = solve(prob, method="dcd", random_state=random_state, warm_start=sol)
-        if dcd.status != "optimal":
-            return sol
-    else:
-        dcd = solve(prob, method="dcd", random_state=random_state, warm_start=sol)
-    dcd.info["tron"] = record
-    dcd.info["fallback"] = "dcd"
-    dcd.time += sol.time
-    return dcd
+def _finished_by_dcd(key):
+    """The merge of a fallback to the DCD: the DCD's point, the first method's record in
+    ``info[key]`` (its error when it raised), its time added."""
+    def merge(prob, first, last, call):
+        if isinstance(first, Exception):
+            last.info[key] = {"error": str(first)}
+            last.info["fallback"] = "dcd"
+            return last
+        if first.status == "optimal" and last.status != "optimal":
+            return first                  # TRON's w, certified, without coef
+        last.info[key] = dict(first.info)
+        last.info["fallback"] = "dcd"
+        last.time += first.time
+        return last
+
+    return merge
 
 
 def _solve_newton(prob, tol, max_iter, random_state, warm_start, path=None, cache_size=None,
                   **options):
-    """The kernel Newton (:mod:`fast._kernel_newton`); the DCD finishes a stalled run."""
+    """``method="newton"`` (kernel; module docstring): ``tol`` on the certificate's scaled
+    residual (default 1e-9), ``max_iter`` Newton steps (60), options ``path``
+    (``"auto"``/``"gram"``/``"cache"``) and ``cache_size``; ``warm_start`` any Solution
+    carrying ``coef``. A stalled run is finished by the DCD (:data:`FALLBACK`)."""
     from . import _kernel_newton
 
     if options:
@@ -565,14 +531,17 @@ def _solve_newton(prob, tol, max_iter, random_state, warm_start, path=None, cach
             f"2 lam / (m (1-theta)^2) = {2 * prob.lam / (prob.m * (1 - prob.theta) ** 2):.1e})"
             f"; status 'inaccurate'{_common.scale_hint(prob)}")
         return sol
-    record = dict(sol.info)
-    # the DCD finishes within the caller's max_iter (its epochs), when one was given
-    dcd = solve(prob, method="dcd", random_state=random_state, warm_start=sol,
-                max_iter=max_iter, cache_size=cache_size, path=path)
-    dcd.info["newton"] = record
-    dcd.info["fallback"] = "dcd"
-    dcd.time += sol.time
-    return dcd
+    return sol
+
+
+def _after_newton(prob, first, call):
+    """A Newton run that stalled (neither optimal nor at the rounding floor) is finished by
+    the DCD from its multipliers, within the caller's ``max_iter`` (the DCD's epochs) and
+    on the Newton's kernel path."""
+    if first.status in ("optimal", "inaccurate"):
+        return None
+    options = {k: call.options[k] for k in ("cache_size", "path") if k in call.options}
+    return call._replace(tol=None, warm_start=first, options=options)
 
 
 #: options of the DCD that the methods ``"auto"`` may pick on this kernel do not take: with
@@ -601,59 +570,23 @@ NEWTON_LOWRANK_SHIFT = 1.0
 LOWRANK_PROBE_FRAC = 1.0 / 8
 
 
-def choose_method(prob):
-    """``method="auto"`` (``fast.solve``'s default for ODM, ``method=None``): ``"tron"`` for
-    the linear kernel; for another kernel ``"newton"`` at weak regularization when the Gram
-    fits in the default cache, else ``"dcd"``.
+def choose_method(prob, options=()):
+    """ODM's rule (``method=None``; ``"auto"`` without the options): ``"dcd"`` when
+    ``options`` name an option only the DCD takes (:func:`default_method`); else ``"tron"``
+    for the linear kernel; for another kernel ``"newton"`` (``mu > 0``, the Gram within the
+    default cache) when ``a / mean(diag K) <= NEWTON_MAX_SHIFT``, or when it is at most
+    ``NEWTON_LOWRANK_SHIFT`` and the Gram is within ``LOWRANK_PROBE_FRAC m`` columns of a
+    low-rank matrix on the scale of ``a`` (the Newton's CG preconditioner exists), else
+    ``"dcd"``.
 
-    Why it is the default (``validation/bench_odm_path.py --default`` solves each point by
-    ``"auto"`` then by ``"dcd"``, the former default): on the KEEL sets, features in [0, 1]
-    and raw, dense and CSR, ``"auto"`` certified at every point and took a fraction of the
-    DCD's total time, losing only at ``lam = 2^8`` on RBF kernels of a few hundred points,
-    where the Newton takes over; ``ODMClassifier`` keeps the same accuracy on every set
-    (validation/bench_defaults.py). On raw features the DCD stops at its epoch cap far
-    above the optimum where TRON certifies. The first linear solve of a process compiles
-    TRON instead of the DCD (once per machine with the numba cache).
-
-    The rules and why (the measurements: validation/decisions.md, from
-    ``validation/bench_odm_path.py --auto``):
-
-    * kernel not linear -> ``"dcd"``: TRON and SVRG work on the linear primal only.
-    * linear kernel, any m, d, nnz, lam -> ``"tron"``. TRON was the fastest of the three in
-      every case measured (dense and CSR, lam from 2^0 to 2^20). The DCD's cost grows with
-      lam (its dual's conditioning) until it crawls, TRON's does not (a few Newton steps of
-      a few dozen CG products each, O(nnz) per product), and SVRG needs tens to hundreds of
-      passes where TRON needs a few. ``m``, ``d`` and ``nnz`` did not change the ranking in
-      the range measured, so they take no part in the rule yet.
-    * kernel, ``a / mean(diag K) <= NEWTON_MAX_SHIFT`` (1/16) and the ``m x m`` Gram fits
-      in the default cache (200 MB: m <= 5,120) -> ``"newton"``, else ``"dcd"``. The DCD's
-      epochs grow as the dual's diagonal shift ``a = m (1-theta)^2 / (2 lam)`` falls below
-      the kernel's scale; the Newton costs a few Cholesky factorisations of the active
-      block (O(|S|^3), |S| ~ 0.8 m here; a Woodbury update when few points changed)
-      whatever ``lam``. Along a path on spambase 3,000 x 57 (RBF) the cross-over lies
-      between ``a = 0.23`` and ``a = 0.015``: the rule takes ``a <= 1/16``; the DCD alone
-      does not finish at the weak end.
-    * kernel, ``1/16 < a / mean(diag K) <= NEWTON_LOWRANK_SHIFT`` (1) -> ``"newton"`` when
-      the Gram is within ``m / 8`` columns of a low-rank matrix on the scale of ``a``
-      (:func:`fast._kernel_newton.lowrank_factor`: the Newton then solves each piece by
-      preconditioned CG, no Cholesky of the active block), else ``"dcd"``. A Gram close to
-      low rank is what makes the DCD crawl (its dual is ill-conditioned) and the CG fast;
-      a Gram far from it (a large gamma) keeps the dual well conditioned and the DCD
-      quick. At ``a = 3.75`` the two tie, so above ``a = 1`` the DCD keeps the strong end.
-    * a polynomial kernel takes the same rule; its ``"newton"`` runs in the explicit feature
-      space (:func:`fast._kernel_newton.minimize_features`) when that space is smaller than
-      ``m`` and the shift is too small for the coefficient-space Cholesky (raw features) or
-      the space is small (:func:`fast._kernel_newton.explicit_features`). On raw features
-      (quadratic kernel, Gram entries up to 2.4e11 on breast_cancer) ``a / mean(diag K)``
-      is below 1/16 at every lam; the coefficient-space Newton failed there (``K_SS + A_S``
-      not SPD in floating point) and left the DCD to run to its epoch cap. In feature space
-      the same points certify, faster (``validation/sweep_paths.py --quick --family ODM
-      --kernel poly --scaling raw``); the others end 'inaccurate' at the rounding floor of
-      ``K coef``, where no point certifies, with coefficients whose outputs are the
-      optimum's (raw breast_cancer, lam = 2^20: training accuracy 0.996; the DCD's point
-      at its epoch cap: duality gap 1.0). With features in [0, 1] the coefficient-space
-      Newton is kept (faster there).
+    Why: the DCD's epochs grow as the dual's diagonal shift ``a = m (1-theta)^2 / (2 lam)``
+    falls below the kernel's scale (weak regularization), where TRON (linear) and the
+    kernel Newton cost a few factorisations whatever ``lam``; TRON was the fastest of the
+    three linear methods in every case measured. The measurements:
+    validation/decisions.md (``validation/bench_odm_path.py --default`` and ``--auto``).
     """
+    if default_method(prob, options) == "dcd":
+        return "dcd"
     if prob.kernel.is_linear:
         return "tron"
     if prob.mu == 0.0:               # the kernel Newton needs mu > 0
@@ -687,3 +620,13 @@ def _kernel_scale(prob):
     if prob.kernel.is_precomputed:
         return float(np.mean(np.diag(np.asarray(prob.X, dtype=np.float64))))
     return float(np.mean(prob.kernel.diag(_K.dense_data(prob.X))))
+
+
+METHODS = {"dcd": _dcd_method, "svrg": _solve_svrg, "tron": _solve_tron,
+           "newton": _solve_newton}
+FALLBACK = {
+    "tron": _methods.Fallback("dcd", _after_tron, _finished_by_dcd("tron"),
+                              when=_tron_fallback_applies, quiet=True, rescue=True),
+    "newton": _methods.Fallback("dcd", _after_newton, _finished_by_dcd("newton")),
+}
+SOLVERS = _methods.Solvers(METHODS, choose_method, FALLBACK, auto=True)

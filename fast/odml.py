@@ -10,8 +10,8 @@ Dual (constant kept, so :math:`P^\\star=-D^\\star`), with :math:`v=\\frac{\\mu_2
     H=YG(I+AG)^{-1}Y,\\ A=\\frac{2\\mu_1}{m}P,\\ P=I-\\tfrac1m yy^\\top,\\qquad
     \\nu=(I+AG)^{-1}Yv.
 
-``method="dcd"`` (default): the shared DCD of :mod:`fast._dcd` with ``u = v`` (offset
-``(mu2/m) e``), ``p = -e``:
+``method="dcd"`` (the default for the linear kernel): the shared DCD of :mod:`fast._dcd`
+with ``u = v`` (offset ``(mu2/m) e``), ``p = -e``:
 
 * kernel path (``gram``): ``H`` by the stable Woodbury form of SPEC §2
   (:func:`refmodels.odml.woodbury_H`: one Cholesky of the SPD ``I + RGR``, no inverse of
@@ -63,11 +63,10 @@ import scipy.sparse as sp
 
 from refmodels.solution import Solution
 
-from . import _common, _dcd, _sgd, _smo_run
+from . import _common, _dcd, _methods, _sgd, _smo_run
 from . import _kernels as _K
 from .odm import linear_primal_args
 
-METHODS = ("dcd", "asgd", "smo")
 ASGD_DEFAULT_TOL = 1e-6
 #: the SMO resumes (tolerance / 100) at most this many times when its box QP's gap met its
 #: target but the family's duality gap P - D did not (see :func:`_solve_smo`)
@@ -142,31 +141,20 @@ def whiten(X, y, mu1):
     return np.ascontiguousarray(Z), L
 
 
-@_common.reports_intercept
-def solve(prob, method=None, tol=None, max_iter=None, random_state=None, warm_start=None,
-          **options):
-    """Solve :class:`refmodels.ODML` or :class:`refmodels.LDM`.
+def choose_method(prob, options=()):
+    """ODML's and LDM's rule (``method=None``): the SMO for a kernel on the gram path (greedy
+    second-order steps do not crawl at weak regularization as the cyclic DCD does; module
+    docstring), the DCD (whitened) for the linear kernel or another ``path``."""
+    kernel_path = dict(options).get("path") in (None, "auto", "gram")
+    return "smo" if (not prob.kernel.is_linear and kernel_path) else "dcd"
 
-    ``method``: ``"dcd"`` (the default for the linear kernel), ``"smo"`` (the default for
-    another kernel; the gram path; options ``shrinking``, ``polish``) or ``"asgd"`` (linear
-    kernel). DCD options:
-    ``shrinking`` (True), ``path`` (``"auto"``/``"gram"``/``"linear"``). ASGD options:
-    ``eta0`` (initial step, default ``1/(1 + 4 mu1 R^2)``, ``R = max ||x_i||``), ``t0``
-    (start of the averaging, default one epoch).
-    """
-    if method is None:
-        # a kernel: the SMO (greedy second-order steps do not crawl at weak regularization
-        # as the cyclic DCD does; module docstring); the linear kernel: the DCD (whitened)
-        kernel_path = options.get("path") in (None, "auto", "gram")
-        method = "smo" if (not prob.kernel.is_linear and kernel_path) else "dcd"
-    if method == "asgd":
-        return _solve_asgd(prob, tol, max_iter, random_state, warm_start, **options)
-    if method == "smo":
-        # the SMO is deterministic: random_state is not used
-        return _solve_smo(prob, tol, max_iter, warm_start, **options)
+
+def _dcd_method(prob, tol, max_iter, random_state, warm_start, **options):
+    """``method="dcd"``: options ``shrinking`` (True), ``polish`` (True), ``path``
+    (``"auto"``/``"gram"``/``"linear"``)."""
     gap_tol = _dcd.DEFAULT_GAP_TOL if tol is None else None
-    method, tol, max_iter = _common.check_common(method, METHODS, tol, max_iter,
-                                              _dcd.DEFAULT_TOL, None)
+    _, tol, max_iter = _common.check_common("dcd", METHODS, tol, max_iter, _dcd.DEFAULT_TOL,
+                                            None)
     shrinking = _common.check_bool(options.pop("shrinking", True), "shrinking")
     # the active-set Newton polish is on by default (it is kept only when it lowers the
     # dual): on linear problems it cuts the epochs many-fold (bench_linear_svm.py);
@@ -230,7 +218,8 @@ def solve(prob, method=None, tol=None, max_iter=None, random_state=None, warm_st
                          f"{type(prob).__name__} DCD", prob=prob)
 
 
-def _solve_smo(prob, tol, max_iter, warm_start, cache_size=None, path=None, **options):
+def _solve_smo(prob, tol, max_iter, random_state, warm_start, cache_size=None, path=None,
+               **options):
     """``method="smo"``: the dual on the ``gram`` path, ``Q = H`` (Woodbury form), solved by
     the SMO without equality (:func:`fast._smo_run.run`, ``has_eq=False``: greedy
     second-order single-variable steps with shrinking). With ``v = alpha + (mu2/m) e`` the
@@ -333,3 +322,7 @@ def _solve_asgd(prob, tol, max_iter, random_state, warm_start, eta0=None, t0=Non
         _common.convergence_warning(f"{type(prob).__name__} ASGD (subgradient norm)", gnorm, tol,
                                  n_iter)
     return sol
+
+
+METHODS = {"dcd": _dcd_method, "asgd": _solve_asgd, "smo": _solve_smo}
+SOLVERS = _methods.Solvers(METHODS, choose_method)

@@ -14,7 +14,7 @@ solver (:func:`solve_svm_with_intercept`, on the SMO of :mod:`fast._smo_run`).
 (:func:`solve_svm_smo`; greedy second-order single-variable steps, shrinking, the kernel-row
 cache, the Newton polish of :func:`fast._smo_run.run`). ``method="auto"`` (and
 :func:`fast.path`'s default): the SMO for a kernel, the DCD for the linear kernel
-(:func:`choose_method`, with the measurements behind it); ``method=None`` is ``"auto"``.
+(:func:`choose_method`); ``method=None`` is ``"auto"``. The methods: :data:`METHODS`.
 """
 from __future__ import annotations
 
@@ -22,33 +22,25 @@ import time
 
 import numpy as np
 
-from . import _common, _dcd, _smo_run
+from . import _common, _dcd, _methods, _smo_run
 from . import _kernels as _K
 
-METHODS = ("dcd", "smo", "auto")
 
+def choose_method(prob, options=()):
+    """The SVM's rule (``method=None`` or ``"auto"``, and :func:`fast.path`'s default): the SMO
+    with an intercept (the dual's equality) and for a kernel other than the linear one, the
+    DCD for the linear kernel without intercept.
 
-def choose_method(prob):
-    """``method="auto"`` (and :func:`fast.path`'s default) for the SVM without intercept:
-    ``"smo"`` for a kernel other than the linear one, ``"dcd"`` for the linear kernel.
-
-    Why (the measurements: validation/decisions.md): along ``fast.path`` over
-    C = 2^0, 2^2, ..., 2^20 on RBF kernels (``validation/sweep_paths.py --family SVM
-    --kernel rbf``) the SMO certified every point on six KEEL sets where the DCD certified
-    37 of 66, its misses all ``max_iter`` at large C, and the SMO was faster on all but
-    one set; at m = 3,000 neither certifies the whole path. The linear kernel keeps the DCD
-    (on ``w``, O(d) per step): there the SMO gave no uniform gain, and with the DCD's
-    low-rank active-set polish (``lowrank_polish`` of :func:`fast._dcd.run`) the DCD
-    certifies every point of australian and german (``--kernel linear``).
+    Why (validation/decisions.md, ``validation/sweep_paths.py --family SVM``): along a path
+    over C on RBF kernels the SMO certified every point where the DCD missed points at
+    large C; on the linear kernel the DCD (O(d) per step on ``w``, with its low-rank
+    active-set polish) certifies the whole path and the SMO gave no uniform gain.
     """
-    return "dcd" if prob.kernel.is_linear else "smo"
+    return "dcd" if prob.kernel.is_linear and not prob.fit_intercept else "smo"
 
 
-def solve(prob, method=None, tol=None, max_iter=None, random_state=None, warm_start=None,
-          **options):
-    """Solve :class:`refmodels.SVM` without intercept by the DCD or the SMO
-    (:func:`solve_svm_smo`; ``method=None`` or ``"auto"``: :func:`choose_method`, the SMO
-    for a kernel, the DCD for the linear kernel), with ``fit_intercept=True`` by the SMO.
+def _dcd_method(prob, tol, max_iter, random_state, warm_start, **options):
+    """``method="dcd"`` (no intercept): the box dual by the shared DCD of :mod:`fast._dcd`.
 
     Options: ``shrinking`` (default True), ``cache_size`` (MB, default 200; the Gram is
     computed once when it fits, else kernel rows are cached), ``path`` (``"auto"``,
@@ -58,19 +50,8 @@ def solve(prob, method=None, tol=None, max_iter=None, random_state=None, warm_st
     ``1e-9 (1 + |P|)``.
     """
     if prob.fit_intercept:
-        if method not in (None, "smo", "auto"):
-            raise ValueError(f"method must be 'smo' (or None, 'auto') for "
-                             f"SVM(fit_intercept=True): "
-                             f"the dual has the equality y^T alpha = 0; got {method!r}")
-        # the SMO is deterministic: random_state is not used
-        return solve_svm_with_intercept(prob, tol=tol, max_iter=max_iter,
-                                        warm_start=warm_start, **options)
-    if method is None or method == "auto":
-        method = choose_method(prob)
-    if method == "smo":
-        # the SMO is deterministic: random_state is not used
-        return solve_svm_smo(prob, tol=tol, max_iter=max_iter, warm_start=warm_start,
-                             **options)
+        raise ValueError("method must be 'smo' (or None, 'auto') for SVM(fit_intercept=True): "
+                         "the dual has the equality y^T alpha = 0; got 'dcd'")
     shrinking = _common.check_bool(options.pop("shrinking", True), "shrinking")
     # the active-set Newton polish is on by default (it is kept only when it lowers the
     # dual): on linear problems it cuts the epochs many-fold (bench_linear_svm.py);
@@ -81,8 +62,8 @@ def solve(prob, method=None, tol=None, max_iter=None, random_state=None, warm_st
     path = options.pop("path", None)
     if options:
         raise ValueError(f"unknown options {sorted(options)} for the SVM DCD solver")
-    method, tol, max_iter = _common.check_common(method, METHODS, tol, max_iter,
-                                              _dcd.DEFAULT_TOL, None)
+    _, tol, max_iter = _common.check_common("dcd", ("dcd",), tol, max_iter, _dcd.DEFAULT_TOL,
+                                            None)
     t0 = time.perf_counter()
     m, C, y = prob.m, prob.C, prob.y
 
@@ -117,6 +98,15 @@ def solve(prob, method=None, tol=None, max_iter=None, random_state=None, warm_st
     if w is not None:
         variables["w"] = w
     return _dcd.dcd_solution(objective, coef, variables, info, t0, "SVM DCD", prob=prob)
+
+
+def _smo_method(prob, tol, max_iter, random_state, warm_start, **options):
+    """``method="smo"``: with an intercept :func:`solve_svm_with_intercept`, else
+    :func:`solve_svm_smo` (the SMO is deterministic: ``random_state`` is not used)."""
+    if prob.fit_intercept:
+        return solve_svm_with_intercept(prob, tol=tol, max_iter=max_iter,
+                                        warm_start=warm_start, **options)
+    return solve_svm_smo(prob, tol=tol, max_iter=max_iter, warm_start=warm_start, **options)
 
 
 def solve_svm_with_intercept(prob, tol=None, max_iter=None, warm_start=None, cache_size=200,
@@ -172,3 +162,7 @@ def _solve_smo(prob, has_eq, tol, max_iter, warm_start, cache_size, path, option
     if not has_eq:
         sol.info.update(path=source.path, method="smo")
     return sol
+
+
+METHODS = {"dcd": _dcd_method, "smo": _smo_method}
+SOLVERS = _methods.Solvers(METHODS, choose_method, auto=True)

@@ -25,7 +25,9 @@ steps (greedy coordinate descent with shrinking).
 On the linear kernel the default (``method="auto"``, :func:`choose_method`) is the
 interior-point method of :mod:`fast._svmm_linear` in the space of the features (O(m d^2)
 per step, 15-60 steps whatever ``C1``), finished by an active-set crossover; the SMO stays
-selectable (``method="smo"``).
+selectable (``method="smo"``), and without an intercept the DCD (``method="dcd"``). Under
+``"auto"`` the SMO finishes what the interior point or the DCD leaves short
+(:data:`FALLBACK`).
 """
 from __future__ import annotations
 
@@ -33,11 +35,10 @@ import time
 
 import numpy as np
 
-from . import _common, _dcd, _smo_run
+from . import _common, _dcd, _methods, _smo_run
 from . import _kernels as _K
 from . import _svmm_linear
 
-METHODS = ("smo", "ipm", "dcd", "auto")
 #: ``method="auto"`` takes the interior point on the linear kernel up to this many features
 #: (its steps cost O(m d^2) and a d x d factorisation; the KEEL sets have d <= 60: not
 #: measured beyond)
@@ -49,12 +50,12 @@ IPM_MAX_D = 100
 IPM_OK_GAP = 1e-8
 
 
-def choose_method(prob):
+def choose_method(prob, options=()):
     """``method="auto"`` (and ``None``): on the linear kernel the interior point
     (:func:`solve_ipm`) up to :data:`IPM_MAX_D` features, beyond it the DCD
     (:func:`solve_dcd`) without intercept; the SMO otherwise. When the interior point or
-    the DCD does not reach its tolerance, ``fast.solve`` hands the problem to the SMO
-    (``info["ipm_fallback"]`` / ``info["dcd_fallback"]``).
+    the DCD does not reach its tolerance, the SMO finishes (:data:`FALLBACK`;
+    ``info["ipm_fallback"]`` / ``info["dcd_fallback"]``).
 
     Why (the measurements: validation/decisions.md, ``validation/sweep_paths.py --quick
     --family SVMm --kernel linear``): on [0,1]-scaled features the interior point certifies
@@ -75,83 +76,81 @@ def choose_method(prob):
     return "smo"
 
 
-def solve(prob, method=None, tol=None, max_iter=None, random_state=None, warm_start=None,
-          cache_size=200, **options):
-    """Solve ``rm.SVMm`` / ``rm.EpsSVM`` by the SMO or, on the linear kernel, by the interior
-    point (:func:`solve_ipm`); returns a :class:`refmodels.Solution`.
-
-    Parameters
-    ----------
-    method : None, ``"auto"``, ``"smo"``, ``"ipm"`` (linear kernel only) or ``"dcd"``
-        (without intercept: :func:`solve_dcd`); None and ``"auto"``: :func:`choose_method`.
-    tol : float > 0, for the SMO the maximal KKT violation ``m(z) - M(z)`` at the end
-        (default 1e-8, then tightened until the relative duality gap is below 1e-9); for the
-        interior point see :func:`solve_ipm`.
-    max_iter : int >= 1, SMO iterations (default ``max(3 10**5, 200 m)``: bounded work; a crawl
-        ends with a ConvergenceWarning, not a hang), or interior-point steps.
-    random_state : ignored (the SMO is deterministic).
-    warm_start : Solution (or dict) with ``alpha`` in ``[0, C1]`` and ``beta`` in ``[0, C2]``.
-    cache_size : float, megabytes for kernel rows (the full Gram when it fits).
-    shrinking : bool, default True.
-    polish : None or bool; the active-set Newton refinement between chunks of SMO
-        iterations (:func:`fast._smo_run.run`); None (default): on with the default ``tol``.
-    """
-    if method not in (None, *METHODS):
-        raise ValueError(f"method must be None or one of {METHODS} for {type(prob).__name__}; "
-                         f"got {method!r}")
-    auto = method in (None, "auto")
-    if auto:
-        method = choose_method(prob)
-    if method == "dcd":
-        if not auto:
-            return solve_dcd(prob, tol=tol, max_iter=max_iter, random_state=random_state,
-                             warm_start=warm_start, cache_size=cache_size, **options)
-        _smo_run.check_options(tol, max_iter, cache_size, 2 * prob.m, options)
-        import warnings
-
-        from sklearn.exceptions import ConvergenceWarning
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            sol = solve_dcd(prob, tol=tol, random_state=random_state, warm_start=warm_start,
-                            cache_size=cache_size, **options)
-        if sol.status == "optimal":
-            return sol
-        # the descent crawls (a large C1): the SMO from its point
-        out = _solve_smo(prob, tol, max_iter, sol, cache_size, options)
-        out.info["dcd_fallback"] = {"n_iter": sol.n_iter, "time": sol.time}
-        return out
-    if method == "ipm":
-        if not prob.kernel.is_linear:
-            raise ValueError(f"method='ipm' needs the linear kernel for {type(prob).__name__} "
-                             f"(it works on w = X^T nu); got {prob.kernel!r}: use 'smo'")
-        _smo_run.check_options(tol, max_iter, cache_size, 2 * prob.m, options)
-        if warm_start is not None:       # checked as the SMO's (the interior point ignores it)
-            _smo_run.warm_vector(warm_start, "alpha", prob.m, prob.C1)
-            _smo_run.warm_vector(warm_start, "beta", prob.m, prob.C2)
-        sol = solve_ipm(prob, tol=tol, max_iter=max_iter, warn=not auto)
-        if not auto or sol.status == "optimal":
-            return sol
-        # the interior point fell short (raw features at a large C1: its Newton systems
-        # lose their digits): the SMO, from the caller's warm start (a path's previous
-        # point) if any, else from the interior point's
-        out = _solve_smo(prob, tol, max_iter, sol if warm_start is None else warm_start,
-                         cache_size, options)
-        out.info["ipm_fallback"] = {"gap": sol.info["gap"], "n_iter": sol.n_iter,
-                                    "time": sol.time}
-        if out.status != "optimal" and sol.info["gap"] < relative_gap(prob, out):
-            # the SMO fell short too, and further from the optimum (raw breast_cancer,
-            # C1 = 2^12, C2 = 0.1: relative gaps 4.8e-7 against 1.4e-6): the interior
-            # point's point, with its status and warning
-            _ipm_warning(prob, sol.info)
-            sol.info["smo_fallback"] = {"status": out.status, "n_iter": out.n_iter,
-                                        "time": out.time}
-            return sol
-        return out
+def _smo_method(prob, tol, max_iter, random_state, warm_start, cache_size=200, **options):
+    """``method="smo"`` (module docstring). ``tol``: the maximal KKT violation
+    ``m(z) - M(z)`` at the end (default 1e-8, then tightened until the relative duality gap
+    is below 1e-9); ``max_iter``: SMO iterations (default ``max(3 10**5, 200 m)``: bounded
+    work; a crawl ends with a ConvergenceWarning, not a hang); ``warm_start``: ``alpha`` in
+    ``[0, C1]`` and ``beta`` in ``[0, C2]``; ``cache_size``: megabytes for kernel rows (the
+    full Gram when it fits); options ``shrinking`` (True) and ``polish`` (None: on with the
+    default ``tol``). Deterministic (``random_state`` is not used)."""
     return _solve_smo(prob, tol, max_iter, warm_start, cache_size, options)
 
 
-def solve_ipm(prob, tol=None, max_iter=None, warn=True):
+def _dcd_method(prob, tol, max_iter, random_state, warm_start, cache_size=200, **options):
+    """``method="dcd"`` (without intercept): :func:`solve_dcd`."""
+    return solve_dcd(prob, tol=tol, max_iter=max_iter, random_state=random_state,
+                     warm_start=warm_start, cache_size=cache_size, **options)
+
+
+def _ipm_method(prob, tol, max_iter, random_state, warm_start, cache_size=200, **options):
+    """``method="ipm"`` (linear kernel): :func:`solve_ipm`, the SMO's options and warm start
+    checked as the SMO's (the interior point ignores them)."""
+    if not prob.kernel.is_linear:
+        raise ValueError(f"method='ipm' needs the linear kernel for {type(prob).__name__} "
+                         f"(it works on w = X^T nu); got {prob.kernel!r}: use 'smo'")
+    _smo_run.check_options(tol, max_iter, cache_size, 2 * prob.m, options)
+    if warm_start is not None:
+        _smo_run.warm_vector(warm_start, "alpha", prob.m, prob.C1)
+        _smo_run.warm_vector(warm_start, "beta", prob.m, prob.C2)
+    return solve_ipm(prob, tol=tol, max_iter=max_iter)
+
+
+def _dcd_for_smo(prob, call):
+    """Under ``"auto"`` the DCD runs to its own epoch cap (the caller's ``max_iter`` is the
+    SMO's that may follow), its options checked as the SMO's first."""
+    options = dict(call.options)
+    _smo_run.check_options(call.tol, call.max_iter, options.pop("cache_size", 200),
+                           2 * prob.m, options)
+    return call._replace(max_iter=None)
+
+
+def _smo_from_dcd(prob, first, call):
+    """The SMO finishes from the DCD's point when the descent stopped short (it crawls at a
+    large ``C1``)."""
+    return None if first.status == "optimal" else call._replace(warm_start=first)
+
+
+def _smo_from_ipm(prob, first, call):
+    """The SMO finishes when the interior point fell short (raw features at a large ``C1``:
+    its Newton systems lose their digits), from the caller's warm start (a path's previous
+    point) if any, else from the interior point's."""
+    if first.status == "optimal":
+        return None
+    return call._replace(warm_start=first if call.warm_start is None else call.warm_start)
+
+
+def _dcd_record(prob, first, last, call):
+    """The SMO's point, with the DCD's run in ``info["dcd_fallback"]``."""
+    last.info["dcd_fallback"] = {"n_iter": first.n_iter, "time": first.time}
+    return last
+
+
+def _better_of(prob, first, last, call):
+    """The SMO's point, unless it fell short too and further from the optimum than the
+    interior point's (raw breast_cancer, C1 = 2^12, C2 = 0.1: relative gaps 4.8e-7 against
+    1.4e-6): then the interior point's, with its status and warning."""
+    last.info["ipm_fallback"] = {"gap": first.info["gap"], "n_iter": first.n_iter,
+                                 "time": first.time}
+    if last.status != "optimal" and first.info["gap"] < relative_gap(prob, last):
+        _ipm_warning(prob, first.info)
+        first.info["smo_fallback"] = {"status": last.status, "n_iter": last.n_iter,
+                                      "time": last.time}
+        return first
+    return last
+
+
+def solve_ipm(prob, tol=None, max_iter=None):
     """The linear-kernel SVMm by :func:`fast._svmm_linear.ipm` (Mehrotra's interior point in
     the space of the features, then an active-set crossover; seed 003 eq. 15).
 
@@ -160,7 +159,7 @@ def solve_ipm(prob, tol=None, max_iter=None, warn=True):
     ``fast._svmm_linear.IPM_MAX_STEPS``). The status is ``optimal`` when the relative
     duality gap of the returned point (primal objective at ``w``, ``b`` against the dual at
     ``alpha``, ``beta``) is at most :data:`IPM_OK_GAP`; else ``max_iter`` with a
-    ConvergenceWarning (``warn``). A warm start is not used (an interior point starts at
+    ConvergenceWarning. A warm start is not used (an interior point starts at
     the centre of the box)."""
     t0 = time.perf_counter()
     _, tol, max_iter = _common.check_common("ipm", ("ipm",), tol, max_iter,
@@ -187,7 +186,7 @@ def solve_ipm(prob, tol=None, max_iter=None, warn=True):
         variables["b"] = b
     from refmodels.solution import Solution
 
-    if not ok and warn:
+    if not ok:
         _ipm_warning(prob, info)
     return Solution(objective=obj, coef=coef, intercept=b if has_eq else 0.0,
                     variables=variables, status="optimal" if ok else "max_iter",
@@ -228,7 +227,7 @@ def solve_dcd(prob, tol=None, max_iter=None, random_state=None, warm_start=None,
     cannot keep: a ValueError (use ``"ipm"`` or ``"smo"``).
 
     Options: ``shrinking`` (default True), ``polish`` (the DCD's Newton refinement on the
-    free set, default True), ``cache_size``, ``path`` (as :func:`fast.svm.solve`). With
+    free set, default True), ``cache_size``, ``path`` (as the SVM's DCD). With
     ``tol`` left at its default the descent also continues until the duality gap is at the
     certificate's level (:func:`fast._dcd.run`)."""
     if prob.fit_intercept:
@@ -308,3 +307,13 @@ def _solve_smo(prob, tol, max_iter, warm_start, cache_size, options):
                              has_eq, coef, Kc, obj, {"alpha": alpha, "beta": beta},
                              np.sum(alpha) - (1.0 + eps) * np.sum(beta)
                              - 0.5 * float(coef @ Kc))
+
+
+METHODS = {"smo": _smo_method, "ipm": _ipm_method, "dcd": _dcd_method}
+FALLBACK = {
+    "dcd": _methods.Fallback("smo", _smo_from_dcd, _dcd_record, when=_methods.when_chosen,
+                             prepare=_dcd_for_smo, quiet=True),
+    "ipm": _methods.Fallback("smo", _smo_from_ipm, _better_of, when=_methods.when_chosen,
+                             quiet=True),
+}
+SOLVERS = _methods.Solvers(METHODS, choose_method, FALLBACK, auto=True)

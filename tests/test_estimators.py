@@ -329,7 +329,7 @@ def test_odm_method_parameter():
     X = StandardScaler().fit_transform(X)[::4]
     y = y[::4]
     assert set(fast.ODMClassifier._parameter_constraints["method"][0].options) \
-        == set(fast.odm.METHODS)
+        == set(fast.odm.SOLVERS.names)
     base = fast.ODMClassifier(kernel="linear").fit(X, y)
     for method in ("tron", "auto", "dcd"):
         clf = fast.ODMClassifier(kernel="linear", method=method).fit(X, y)

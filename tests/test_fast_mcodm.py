@@ -250,8 +250,9 @@ def test_accelerated_outer_loop_reaches_the_reference_fixed_point(seed):
     # lam = 20: the plain outer loop converges slowly (~40 rounds, each change of W ~0.9 of
     # the last); the Anderson steps (accelerate=True, the default) reach the reference's
     # stopping test (a round changing W by less than tol) in fewer rounds, at the same point.
-    # fast.mcodm.solve: the solver itself, without fast.solve's self-check and its refinement
-    from fast.mcodm import solve as solve_outer
+    # fast.mcodm.solve_mcodm: the solver itself, without fast.solve's self-check and its
+    # refinement
+    from fast.mcodm import solve_mcodm as solve_outer
 
     prob, _ = make_problem(seed, m=24, d=3, k=3, kernel="linear", lam=20.0, mu=0.5, theta=0.2)
     ref = prob.solve(max_outer=200)

@@ -496,7 +496,7 @@ def test_smo_refines_a_tiny_objective_relative_to_itself(seed):
     prob = rm.SVM(X, y, C=2.0 ** -7, fit_intercept=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        sol = fsvm.solve(prob)
+        sol = fsvm.solve_svm_with_intercept(prob)
     cert = prob.certify(sol, reference=False)   # P and D re-evaluated from the point
     assert 0.0 <= cert.values["relative_gap"] <= 1e-3
 

@@ -17,7 +17,7 @@ from refmodels.odml import LDM, ODML
 from refmodels.svm import SVM
 from refmodels.svmm import SVMm
 
-from ..odm import METHODS as _ODM_METHODS
+from ..odm import SOLVERS as _ODM_SOLVERS
 
 from ._base import (_INTERCEPT, _KERNEL_PARAMS, MULTI_CLASS, BaseMarginClassifier, _nonnegative,
                     _positive)
@@ -267,7 +267,7 @@ class ODMClassifier(BaseMarginClassifier):
         Seed of the coordinate descent's permutation of the points (and of SVRG's draws);
         TRON and the kernel Newton are deterministic and do not use it.
     method : {"auto", "dcd", "newton", "svrg", "tron"} or None, default=None
-        The algorithm of :func:`fast.solve` (``fast.odm.METHODS``); None is its default,
+        The algorithm of :func:`fast.solve` (``fast.odm.SOLVERS.names``); None is its default,
         ``"auto"`` (:func:`fast.odm.choose_method`: TRON on the linear kernel, the kernel
         Newton at weak regularization, the dual coordinate descent otherwise; the rule is
         in the Notes). ``"dcd"`` is the coordinate descent of seed 002 Alg. 1 everywhere
@@ -320,7 +320,7 @@ class ODMClassifier(BaseMarginClassifier):
     _hyper = ("lam", "mu", "theta", "fit_intercept", "intercept_scaling")
     _parameter_constraints = {"lam": [*_positive(), None], "mu": _positive(),
                               "theta": [Interval(numbers.Real, 0.0, 1.0, closed="left")],
-                              "method": [StrOptions(set(_ODM_METHODS)), None],
+                              "method": [StrOptions(set(_ODM_SOLVERS.names)), None],
                               **_INTERCEPT, **_KERNEL_PARAMS, **MULTI_CLASS}
 
     def __init__(self, lam=None, mu=0.5, theta=0.3, *, fit_intercept=True, intercept_scaling=1.0,
@@ -334,7 +334,7 @@ class ODMClassifier(BaseMarginClassifier):
     def _solve_each(self, problems, rows=None, **options):
         """As the base class; a TRON point without ``coef`` (stopped early at the ``tol`` /
         ``max_iter`` asked, or ``method="tron"`` on raw features: ``w`` alone, see
-        :func:`fast.odm._tron_then_dcd`) gives ``dual_coef_`` its multipliers'
+        :func:`fast.odm._after_tron`) gives ``dual_coef_`` its multipliers'
         ``Y (zeta - beta)`` (eq. 14), finite, instead of NaN."""
         super()._solve_each(problems, rows=rows, **options)
         rows = [None] * len(self.problems_) if rows is None else rows

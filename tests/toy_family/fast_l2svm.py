@@ -1,20 +1,20 @@
-"""Step 2 of CONTRIBUTING.md: the fast solver (what would be ``fast/l2svm.py``): the shared
-DCD with a diagonal term ``1/(2C)`` and no upper bound."""
+"""Step 2 of CONTRIBUTING.md: the fast solver (what would be ``fast/l2svm.py``): a method
+table of one method, the shared DCD with a diagonal term ``1/(2C)`` and no upper bound, the
+family's choice rule, and the ``SOLVERS`` record that ``fast.solve`` reads."""
 from __future__ import annotations
 
 import time
 
 import numpy as np
 
-from fast import _common, _dcd
+from fast import _common, _dcd, _methods
 from fast import _kernels as _K
 
 
-def solve(prob, method=None, tol=None, max_iter=None, random_state=None, warm_start=None,
-          **options):
+def _dcd_l2(prob, tol, max_iter, random_state, warm_start, **options):
     gap_tol = _dcd.DEFAULT_GAP_TOL if tol is None else None
-    method, tol, max_iter = _common.check_common(method, ("dcd",), tol, max_iter,
-                                                 _dcd.DEFAULT_TOL, None)
+    _, tol, max_iter = _common.check_common("dcd", ("dcd",), tol, max_iter, _dcd.DEFAULT_TOL,
+                                            None)
     cache_size = _common.check_cache_size(options.pop("cache_size", None))
     path = _K.choose_path(prob, options.pop("path", None), cache_size)
     if options:
@@ -35,3 +35,11 @@ def solve(prob, method=None, tol=None, max_iter=None, random_state=None, warm_st
                                     gap_tol=gap_tol)
     return _dcd.dcd_solution(primal(alpha, u, s, w), y * alpha, {"alpha": alpha}, info, t0,
                              "L2SVM DCD", prob=prob)
+
+
+def choose_method(prob, options=()):
+    return "dcd"
+
+
+METHODS = {"dcd": _dcd_l2}
+SOLVERS = _methods.Solvers(METHODS, choose_method)
