@@ -1,8 +1,13 @@
 """CONTRIBUTING.md's walk-through, executed: a toy family (the L2-loss SVM) written in two
-files outside the package and one registry line, then served by ``fast.solve`` (with its
-self-check) and certified by the one ``certify``."""
+files outside the package and one registry entry, then served by ``fast.solve`` (with its
+self-check), certified by the one ``certify``, and taken by every part of the package that
+reads the registry (``refmodels certify --family``, ``check_solver``, ``refmodels verify``,
+the property tests' generator) without editing any other file."""
 from __future__ import annotations
 
+import json
+
+import numpy as np
 import pytest
 
 import fast
@@ -12,11 +17,19 @@ from strategies import random_binary
 from toy_family.l2svm import L2SVM
 
 
+def _toy():
+    """The toy's registry entry, as CONTRIBUTING.md's step 3 writes it (from outside the
+    package: ``ref_module``, ``solver_module``)."""
+    return registry.Family("L2SVM", "l2svm", "toy", None, "L2-loss SVM (the guide)",
+                           ref_module="toy_family.l2svm", solver_module="toy_family.fast_l2svm",
+                           verify=(registry.VerifyCase({"C": 1.0}),),
+                           suite=lambda d: {"C": d.hp(-2, 2)},
+                           draws={"L2SVM": lambda d: d.make(C=d.hp(-2, 2))})
+
+
 @pytest.fixture(scope="module", autouse=True)
 def toy_registered():
-    registry.register(registry.Family("L2SVM", "l2svm", "toy", None, "L2-loss SVM (the guide)",
-                                      ref_module="toy_family.l2svm",
-                                      solver_module="toy_family.fast_l2svm"))
+    registry.register(_toy())
     yield
     registry.FAMILIES.pop("L2SVM")
 
@@ -52,7 +65,76 @@ def test_unregistered_problem_is_refused():
         with pytest.raises(ValueError, match="no fast solver"):
             fast.solve(Stray(X, y))
     finally:
-        registry.register(registry.Family("L2SVM", "l2svm", "toy", None, "",
-                                          ref_module="toy_family.l2svm",
-                                          solver_module="toy_family.fast_l2svm"))
+        registry.register(_toy())
     assert rm.registry.get("l2svm").name == "L2SVM"
+
+
+def _run(argv, capsys):
+    from refmodels.cli import main
+
+    try:
+        code = main([str(a) for a in argv])
+    except SystemExit as exc:
+        code = exc.code
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err, err
+    return code, out, err
+
+
+def test_toy_family_served_by_certify_on_the_command_line(tmp_path, capsys):
+    X, y, _, _ = random_binary(14, m=40, d=3)
+    data = tmp_path / "data.csv"
+    data.write_text("".join(",".join(f"{v:.17g}" for v in xi) + f",{int(yi)}\n"
+                            for xi, yi in zip(X, y)))
+    prob = L2SVM(X, y, C=2.0)
+    sol = fast.solve(prob)
+    good, bad = tmp_path / "good.json", tmp_path / "bad.json"
+    good.write_text(json.dumps({"w": sol.w.tolist()}))
+    bad.write_text(json.dumps({"w": (1.05 * sol.w).tolist()}))
+    argv = ["certify", "--data", data, "--family", "l2svm", "--param", "C=2"]
+    code, out, err = _run(argv + ["--solution", good, "--json"], capsys)
+    assert code == 0, err + out
+    assert json.loads(out)["ok"]
+    code, out, err = _run(argv + ["--solution", bad], capsys)
+    assert code == 1 and "FAILS" in out
+    code, out, err = _run(argv + ["--param", "mu=1", "--solution", good], capsys)
+    assert code == 2 and "L2SVM has no parameter 'mu'" in err
+
+
+def test_toy_family_served_by_check_solver():
+    from refmodels.testing import check_solver, families, make_kernel
+
+    assert "L2SVM" in families()
+
+    def solve(X, y, params):
+        return fast.solve(L2SVM(X, y, C=params["C"], kernel=make_kernel(params)))
+
+    def wrong(X, y, params):                 # the C of another problem: must be caught
+        return fast.solve(L2SVM(X, y, C=3.0 * params["C"], kernel=make_kernel(params)))
+
+    assert check_solver(solve, "L2SVM", n=6, kernels=("linear", "rbf"), diagnose=False).ok
+    assert not check_solver(wrong, "L2SVM", n=6, diagnose=False, raise_on_failure=False).ok
+
+
+def test_toy_family_drawn_by_the_property_tests_generator():
+    from refmodels._generate import make_problem
+
+    prob, desc = make_problem("L2SVM", 3)
+    assert isinstance(prob, L2SVM) and desc["family"] == "L2SVM"
+    assert prob.certify(fast.solve(prob), reference=False).ok
+
+
+def test_toy_family_has_rows_in_verify(capsys):
+    from refmodels.cli import verify
+
+    rows = [c for c in verify._cases() if c["family"] == "L2SVM"]
+    assert [(r["kernel"], r["data"]) for r in rows] == [("linear", "heart[120]"),
+                                                        ("rbf", "heart[120]")]
+    assert "L2SVM" in verify._verify_families()
+    code, out, err = _run(["verify", "--family", "l2svm", "--jobs", "1", "--json"], capsys)
+    assert code == 0, err + out
+    got = json.loads(out)
+    assert [r["family"] for r in got] == ["L2SVM", "L2SVM"]
+    assert all(r["verdict"] == "OK" and r["ok"] for r in got)
+    assert all(r.get("fast_ok") for r in got) or not verify._fast_available()
+    assert np.all([r["gap"] < 1e-6 for r in got])
