@@ -40,7 +40,8 @@ def test_toy_family_fast_matches_reference_and_certifies(kernel):
     prob = L2SVM(X, y, C=2.0, kernel=k)
     ref = prob.solve()
     assert prob.certify(ref, reference=False).ok
-    assert abs(prob.solve(form="primal").objective - ref.objective) <= 1e-6 * (1 + abs(ref.objective))
+    assert (abs(prob.solve(form="primal").objective - ref.objective)
+            <= 1e-6 * (1 + abs(ref.objective)))
     sol = fast.solve(prob)
     assert sol.status == "optimal" and sol.info["self_check"]["worst"] <= 1e-7
     assert abs(sol.objective - ref.objective) <= 1e-6 * (1 + abs(ref.objective))
@@ -138,3 +139,64 @@ def test_toy_family_has_rows_in_verify(capsys):
     assert all(r["verdict"] == "OK" and r["ok"] for r in got)
     assert all(r.get("fast_ok") for r in got) or not verify._fast_available()
     assert np.all([r["gap"] < 1e-6 for r in got])
+
+
+def _toy_case():
+    """The toy's :class:`contract.Case` (what a family adds to ``tests/contract.py``'s
+    ``CASES``)."""
+    from contract import Case, _binary, _labels, _rb, log_uniform
+
+    return Case("L2SVM", cache=dict(path="cache", cache_size=1e-4),
+                problems=_binary(lambda X, y, k, C: L2SVM(X, y, C=C, kernel=k),
+                                 C=log_uniform(1e-2, 1e2)),
+                on_features=lambda X, rng, h: L2SVM(X, _labels(rng, X.shape[0]), C=h),
+                example=lambda: _rb(L2SVM, 4, 40, 3, "rbf", C=2.0))
+
+
+def test_toy_family_keeps_the_contract():
+    """The checks of :func:`contract.check_case` that the toy passes: the bad input (the
+    others: below)."""
+    from contract import BAD_INPUT, check_bad_input
+
+    case = _toy_case()
+    for argument, value in BAD_INPUT:
+        check_bad_input(case, case.example(), argument, value)
+
+
+_OPTIMAL_NOT_CERTIFIED = (
+    "the toy's DCD stops on its duality gap (1e-11 here) and says optimal while the full "
+    "certificate finds the slack stationarity alpha_i = 2 C xi_i off by 1.5e-6 to 1e-5 "
+    "scaled; its cheap self-check does not evaluate that residual, and at tol=1e-10 the "
+    "point certifies")
+
+
+@pytest.mark.xfail(strict=True, reason=_OPTIMAL_NOT_CERTIFIED)
+def test_toy_family_contract_example_certifies():
+    from contract import check_solution
+
+    case = _toy_case()
+    prob = case.example()
+    check_solution(case, prob, fast.solve(prob), case.reference(prob))
+
+
+@pytest.mark.xfail(strict=True, reason=_OPTIMAL_NOT_CERTIFIED)
+def test_toy_family_contract_cache_certifies():
+    from contract import check_cache
+
+    check_cache(_toy_case(), _toy_case().example())
+
+
+@pytest.mark.xfail(strict=True, reason="a warm start from the toy's own solution takes 36 "
+                   "epochs (the contract: at most 2): the point it stopped at is not converged "
+                   "in the dual (the cause above)")
+def test_toy_family_contract_warm_start():
+    from contract import check_warm_start
+
+    check_warm_start(_toy_case(), _toy_case().example())
+
+
+@pytest.mark.xfail(strict=True, reason=_OPTIMAL_NOT_CERTIFIED)
+def test_toy_family_contract_csr():
+    from contract import check_sparse
+
+    check_sparse(_toy_case(), 0, 1.0, 0.3)
