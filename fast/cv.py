@@ -586,19 +586,16 @@ class SVMClassifierCV(_PathSearchCV):
 
 _INTERCEPT_DOC = ("    fit_intercept : bool, default True; intercept_scaling : float > 0, default "
                   "1.0 (as the plain estimator:\n        a constant feature, regularized)\n")
-_GRID_DOCS = {
-    "ODM": ("    lams : default {None, 2^0, 2^2, ..., 2^20} (the path; None is m, the plain "
-            "estimator's default);\n        mus : default {0.2, 0.4, 0.5, 0.6, 0.8};  thetas : "
-            "default {0.2, 0.3, 0.4, 0.6, 0.8}\n", _INTERCEPT_DOC),
-    "ODML": ("    lams : default {None, 2^0, 2^2, ..., 2^20} (the path; None is m, the plain "
-             "estimator's default);\n        mu1s, mu2s : default {2^-4, 0.1, 2^-2, ..., "
-             "2^4}\n", _INTERCEPT_DOC),
-    "LDM": ("    Cs : default {1, 10, 50, 100} (the path);  lam1s, lam2s : default "
-            "{2^-8, ..., 2^-5, 0.05, 2^-4, ..., 2^-2}\n", _INTERCEPT_DOC),
-    "SVM": ("    Cs : default {1, 10, 50, 100} (the path)\n",
-            "    fit_intercept : bool, default True (as SVMClassifier)\n"),
-}
-for _cls, _fam in ((ODMClassifierCV, "ODM"), (ODMLClassifierCV, "ODML"),
-                   (LDMClassifierCV, "LDM"), (SVMClassifierCV, "SVM")):
-    _cls.__doc__ = _CV_DOC.format(family=_fam, grids=_GRID_DOCS[_fam][0],
-                                  fixed=_GRID_DOCS[_fam][1])
+_LAM_DOC = ("    lams : default {None, 2^0, 2^2, ..., 2^20} (the path; None is m, the plain "
+            "estimator's default);\n")
+for _cls, _grids, _fixed in (
+        (ODMClassifierCV, _LAM_DOC + "        mus : default {0.2, 0.4, 0.5, 0.6, 0.8};  thetas : "
+         "default {0.2, 0.3, 0.4, 0.6, 0.8}\n", _INTERCEPT_DOC),
+        (ODMLClassifierCV, _LAM_DOC + "        mu1s, mu2s : default {2^-4, 0.1, 2^-2, ..., "
+         "2^4}\n", _INTERCEPT_DOC),
+        (LDMClassifierCV, "    Cs : default {1, 10, 50, 100} (the path);  lam1s, lam2s : default "
+         "{2^-8, ..., 2^-5, 0.05, 2^-4, ..., 2^-2}\n", _INTERCEPT_DOC),
+        (SVMClassifierCV, "    Cs : default {1, 10, 50, 100} (the path)\n",
+         "    fit_intercept : bool, default True (as SVMClassifier)\n")):
+    _cls.__doc__ = _CV_DOC.format(family=_cls._base._problem_class.__name__, grids=_grids,
+                                  fixed=_fixed)

@@ -269,7 +269,7 @@ def _candidates(around):
                "your solver probably states LDM's objective (seed 001: C on the hinge sum, "
                "the pairwise variance) with ODML's numbers", 2, same(**ch))
     # a term of the objective left out (its weight at the neutral value)
-    for name, neutral, words in _DROPPED.get(type(prob).__name__, ()):
+    for name, neutral, words in _dropped(prob):
         v = getattr(prob, name, None)
         if v is not None and v != neutral:
             yield ({name: neutral}, f"{name}' = {neutral:g}",
@@ -320,16 +320,14 @@ def _candidates(around):
                    lambda val=val: around.posed(prob.replace(kernel=_k.RBF(gamma=val))))
 
 
-#: per family: ``(parameter, neutral value, the term it stands for)``: the candidates of a
-#: solver that leaves a term out
-_DROPPED = {
-    "ODM": (("theta", 0.0, "the insensitive band (theta)"),
-            ("mu", 1.0, "mu (the weight of the loss above the band)")),
-    "ODML": (("mu1", 0.0, "the margin variance"), ("mu2", 0.0, "the margin mean")),
-    "LDM": (("lam1", 0.0, "the margin variance"), ("lam2", 0.0, "the margin mean")),
-    "SVMm": (("eps", 0.0, "the band's width eps"), ("C2", 0.0, "the loss above the band")),
-    "EpsSVM": (("C2", 0.0, "the loss above the margin"),),
-}
+def _dropped(prob):
+    """The family's ``(parameter, neutral value, the term it stands for)`` in the registry
+    (:attr:`refmodels.registry.Family.dropped`): the candidates of a solver that leaves a
+    term out."""
+    from . import registry
+
+    fam = registry.FAMILIES.get(type(prob).__name__)
+    return fam.dropped if fam is not None else ()
 
 
 def _bias_scales(around):

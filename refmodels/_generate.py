@@ -50,8 +50,15 @@ UNIT = Scale()
 # up to 1e8 and beyond), near-duplicate points, theta close to 1, hyperparameters over
 # orders of magnitude; one generator for the property tests and validation/sweep_scales.py
 # ---------------------------------------------------------------------------------------
-FAMILIES = ("SVM", "SVM+b", "ODML", "LDM", "ODM", "SVMm", "EpsSVM", "MKLm", "McODM", "DRM",
-            "DRR")
+def _labels():
+    """Every generator label of the registry's families (``"SVM"``, ``"SVM+b"``, ...)."""
+    from . import registry
+
+    return tuple(label for fam in registry.FAMILIES.values() for label in fam.draws)
+
+
+#: the labels :func:`make_problem` takes (the registry's ``draws``, in its order)
+FAMILIES = _labels()
 
 
 def _kernel(rng, d, raw):
@@ -88,56 +95,73 @@ def _hp(rng, lo=-2, hi=3):
     return float(10 ** rng.uniform(lo, hi))
 
 
-def make_problem(family, seed):
-    """``(problem, description)``: a random instance of ``family`` at a random scale."""
-    import refmodels as rm
+class Draw:
+    """What a family's draws in the registry are handed (:attr:`refmodels.registry.Family.suite`
+    and ``draws``): the generator and its helpers, so that a draw states only the family's
+    hyperparameters, in the order it draws them. ``make(**params)`` is the family's class
+    on ``X``, ``y`` with ``kernel``; ``cls``, ``X``, ``y``, ``kernel`` and ``scale`` are set
+    by :func:`make_problem` (the suite of ``check_solver`` uses only the generator)."""
 
+    def __init__(self, rng, cls=None, X=None, y=None, kernel=None, scale=1.0):
+        self.rng, self.cls, self.X, self.y, self.kernel, self.scale = rng, cls, X, y, kernel, scale
+
+    def hp(self, lo=-2, hi=3):
+        """A hyperparameter over orders of magnitude, ``10^U(lo, hi)``."""
+        return _hp(self.rng, lo, hi)
+
+    def uniform(self, lo, hi):
+        return float(self.rng.uniform(lo, hi))
+
+    def coin(self, p):
+        return bool(self.rng.random() < p)
+
+    def pick(self, options):
+        return options[int(self.rng.integers(0, len(options)))]
+
+    def theta(self, lo_exp):
+        """A band width in [0, 0.9) or close to 1 (``1 - 10^U(lo_exp, -1)``), either half the
+        time."""
+        rng = self.rng
+        return float(rng.choice([rng.uniform(0, 0.9), 1 - 10 ** rng.uniform(lo_exp, -1)]))
+
+    def other_kernel(self):
+        """A second kernel (of unit-scale kind) for a family with base kernels."""
+        return _kernel(self.rng, self.X.shape[1], raw=False)[0]
+
+    def test_points(self):
+        """One to five test points at the data's scale."""
+        return self.scale * self.rng.normal(size=(int(self.rng.integers(1, 6)), self.X.shape[1]))
+
+    def labels01(self):
+        """The binary labels as classes 0 and 1."""
+        return np.where(self.y > 0, 1, 0)
+
+    def make(self, **params):
+        return self.cls(self.X, self.y, kernel=self.kernel, **params)
+
+
+def _family_of(label):
+    from . import registry
+
+    for fam in registry.FAMILIES.values():
+        if label in fam.draws:
+            return fam
+    raise ValueError(f"family must be one of {list(_labels())}; got {label!r}")
+
+
+def make_problem(family, seed):
+    """``(problem, description)``: a random instance of ``family`` (a label of the registry's
+    ``draws``: ``"SVM"``, ``"SVM+b"``, ...) at a random scale."""
+    fam = _family_of(family)
     rng = np.random.default_rng(seed)
     m = int(rng.integers(8, 60))
     d = int(rng.integers(1, 7))
-    if family == "McODM":
+    if fam.multiclass:
         X, y, scale = _data(rng, m, max(d, 2), classes=int(rng.integers(2, 4)))
     else:
         X, y, scale = _data(rng, m, d)
     kernel, kname = _kernel(rng, X.shape[1], raw=scale >= 10)
     desc = {"family": family, "seed": seed, "m": m, "d": X.shape[1], "scale": scale,
             "kernel": kname}
-    if family == "SVM":
-        p = rm.SVM(X, y, C=_hp(rng), kernel=kernel)
-    elif family == "SVM+b":
-        p = rm.SVM(X, y, C=_hp(rng), kernel=kernel, fit_intercept=True)
-    elif family == "ODML":
-        p = rm.ODML(X, y, lam=_hp(rng, -1, 4), mu1=_hp(rng, -2, 3), mu2=_hp(rng, -2, 3),
-                    kernel=kernel)
-    elif family == "LDM":
-        p = rm.LDM(X, y, C=_hp(rng), lam1=_hp(rng, -2, 3), lam2=_hp(rng, -2, 3), kernel=kernel)
-    elif family == "ODM":
-        theta = float(rng.choice([rng.uniform(0, 0.9), 1 - 10 ** rng.uniform(-4, -1)]))
-        p = rm.ODM(X, y, lam=_hp(rng), mu=float(rng.uniform(0.05, 1)), theta=theta,
-                   kernel=kernel)
-    elif family == "SVMm":
-        p = rm.SVMm(X, y, C1=_hp(rng), C2=_hp(rng, -3, 2), eps=float(rng.uniform(0, 3)),
-                    kernel=kernel)
-    elif family == "EpsSVM":
-        p = rm.EpsSVM(X, y, C1=_hp(rng), C2=_hp(rng, -3, 2), kernel=kernel)
-    elif family == "MKLm":
-        k2, _ = _kernel(rng, X.shape[1], raw=False)
-        p = rm.MKLm(X, y, kernels=[kernel, k2], C1=_hp(rng), C2=_hp(rng, -3, 2),
-                    eps=float(rng.uniform(0, 2)))
-    elif family == "McODM":
-        p = rm.McODM(X, y, lam=_hp(rng, -1, 2), mu=float(rng.uniform(0.1, 1)),
-                     theta=float(rng.uniform(0, 0.8)), kernel=kernel)
-    elif family in ("DRM", "DRR"):
-        Xt = scale * rng.normal(size=(int(rng.integers(1, 6)), X.shape[1]))
-        yc = np.where(y > 0, 1, 0) if family != "McODM" else y
-        if family == "DRM":
-            p = rm.DRM(X, yc, Xt, alpha=_hp(rng, -2, 1), beta=_hp(rng, -2, 2), kernel=kernel)
-        else:
-            q, r = [(2, 1), (1, 1), (2, 2), (np.inf, 1)][int(rng.integers(0, 4))]
-            p = rm.DRR(X, yc, Xt, alpha=_hp(rng, -2, 1), beta=_hp(rng, -2, 2), q=q, r=r,
-                       rho="identity", kernel=kernel)
-    else:
-        raise ValueError(family)
-    return p, desc
-
-
+    draw = Draw(rng, fam.problem_class(), X, y, kernel, scale)
+    return fam.draws[family](draw), desc

@@ -65,6 +65,9 @@ class _MultiClassData(Problem):
     :class:`refmodels.mcodm.McODM` and :class:`refmodels.mcodm.RelaxedMcODM`."""
 
     family = "McODM"
+    #: the dual variables a solution may carry (``solution_from(alpha=..., beta=...)``): the
+    #: relaxed QP's (eq. 20), through which McODM is certified
+    solution_dual_names = ("alpha", "beta")
 
     def _init_params(self, y, lam, mu, theta):
         self.y, self.classes_ = multiclass_labels(y, self.m, "y")

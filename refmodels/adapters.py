@@ -254,11 +254,11 @@ def from_sklearn(estimator, X, y):
         if name in _MULTICLASS and np.asarray(estimator.classes_).size > 2:
             return _tagged(_MULTICLASS[name](estimator, X, y), f"sklearn.{name}")
         return _tagged(table[(top, name)](estimator, X, y), f"sklearn.{name}")
-    if top == "fast" and name in _FAST_PROBLEMS:
+    if top == "fast" and name in _fast_problems():
         _check_fitted(estimator)
         return _tagged(_from_fast(estimator, X, y), f"fast.{name}")
     supported = ["SVC", "NuSVC", "LinearSVC", "KernelRidge", "Ridge",
-                 *(f"fast.{n}" for n in _FAST_PROBLEMS), "a Pipeline ending in one of them"]
+                 *(f"fast.{n}" for n in _fast_problems()), "a Pipeline ending in one of them"]
     raise ValueError(f"estimator must be one of {supported}; got {module}.{name}")
 
 
@@ -585,14 +585,14 @@ def _from_ridge(est, X, y):
     return prob, prob.solution_from(coef=W.T)
 
 
-#: fast estimator class name -> refmodels problem class name
-_FAST_PROBLEMS = {"SVMClassifier": "SVM", "ODMLClassifier": "ODML", "LDMClassifier": "LDM",
-                  "ODMClassifier": "ODM", "SVMmClassifier": "SVMm"}
+def _fast_problems():
+    """fast estimator class name -> its family (the registry's families with ``adapter``)."""
+    from . import registry
+
+    return {f.estimator: f for f in registry.FAMILIES.values() if f.adapter and f.estimator}
 
 
 def _from_fast(est, X, y):
-    import refmodels as rm
-
     name = type(est).__name__
     kernel = est.kernel_
     X = check_X(X, allow_sparse=kernel.is_linear)
@@ -620,7 +620,7 @@ def _from_fast(est, X, y):
     if problems:
         prob = problems[0]
     else:
-        cls = getattr(rm, _FAST_PROBLEMS[name])
+        cls = _fast_problems()[name].problem_class()
         prob = cls(X, y, kernel=kernel, **est._problem_kwargs())
     return prob, _fast_point(est, prob, 0, None)
 

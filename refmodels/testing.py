@@ -33,7 +33,6 @@ import time
 import numpy as np
 
 from . import kernels as _k
-from ._generate import _hp
 from .solution import Solution
 
 __all__ = ["check_solver", "suite_problem", "as_solution", "Report", "SCALES", "FAMILIES"]
@@ -49,30 +48,32 @@ SCALES = {
     "duplicates": (1.0, 0.0, True),      # the last m/5 points near copies of the first
 }
 
-#: the families the suite draws (binary problems a ``solve(X, y, params)`` can answer)
-FAMILIES = ("SVM", "ODML", "LDM", "ODM", "SVMm", "EpsSVM")
+def families():
+    """The families the suite draws: the registry's with a ``suite`` draw (binary problems a
+    ``solve(X, y, params)`` can answer), in its order."""
+    from . import registry
+
+    return tuple(n for n, f in registry.FAMILIES.items() if f.suite is not None)
+
+
+#: the families the suite draws (at import; :func:`families` also sees families registered
+#: later)
+FAMILIES = families()
 
 #: the reference optimum (and the objective gap) is computed for problems up to this size
 REFERENCE_MAX_M = 200
 
 
 def _family_params(family, rng):
-    """Hyperparameters over orders of magnitude (as the project's sweeps draw them)."""
-    if family == "SVM":
-        return {"C": _hp(rng), "fit_intercept": bool(rng.random() < 0.5)}
-    if family == "ODML":
-        return {"lam": _hp(rng, -1, 3), "mu1": _hp(rng, -2, 2), "mu2": _hp(rng, -2, 2)}
-    if family == "LDM":
-        return {"C": _hp(rng, -2, 2), "lam1": _hp(rng, -2, 2), "lam2": _hp(rng, -2, 2)}
-    if family == "ODM":
-        theta = float(rng.choice([rng.uniform(0, 0.9), 1 - 10 ** rng.uniform(-3, -1)]))
-        return {"lam": _hp(rng, -2, 3), "mu": float(rng.uniform(0.05, 1)), "theta": theta}
-    if family == "SVMm":
-        return {"C1": _hp(rng), "C2": _hp(rng, -3, 2), "eps": float(rng.uniform(0, 3)),
-                "fit_intercept": True}
-    if family == "EpsSVM":
-        return {"C1": _hp(rng), "C2": _hp(rng, -3, 2), "fit_intercept": True}
-    raise ValueError(f"family must be one of {FAMILIES}; got {family!r}")
+    """Hyperparameters over orders of magnitude (as the project's sweeps draw them): the
+    family's ``suite`` draw in the registry."""
+    from . import registry
+    from ._generate import Draw
+
+    fam = registry.FAMILIES.get(family)
+    if fam is None or fam.suite is None:
+        raise ValueError(f"family must be one of {families()}; got {family!r}")
+    return fam.suite(Draw(rng))
 
 
 def _kernel_params(name, d, rng):
@@ -102,7 +103,7 @@ def suite_problem(family, seed, scale="unit", kernel="linear", m=None, fixed=Non
     :data:`SCALES`), two classes (+1/-1, one possibly rarer), ``params`` the family's
     hyperparameters and kernel (``fixed`` overrides some), ``problem`` the refmodels problem
     they make."""
-    import refmodels as rm
+    from . import registry
 
     if scale not in SCALES:
         raise ValueError(f"scale must be one of {sorted(SCALES)}; got {scale!r}")
@@ -119,16 +120,17 @@ def suite_problem(family, seed, scale="unit", kernel="linear", m=None, fixed=Non
         k = m // 5
         X[-k:] = X[:k] * (1 + 1e-9 * rng.normal(size=(k, d)))
     params = {**_family_params(family, rng), **_kernel_params(kernel, d, rng)}
+    cls = registry.FAMILIES[family].problem_class()
     # tiny, huge and far-off features come with loss weights divided by the squared norm
     # they add (as a user scales C to the data): the same conditioning as on unit features,
     # the arithmetic of those magnitudes; raw features keep the weights as drawn
     span = factor ** 2 * (1.0 + offset ** 2) if scale in ("small", "large", "offset") else 1.0
     if span != 1.0 and kernel == "linear":
-        for name in getattr(rm, family).rescale_params or ():
+        for name in cls.rescale_params or ():
             params[name] = params[name] / span
     params.update(fixed or {})
     hyper = {k: v for k, v in params.items() if k not in ("kernel", "gamma", "degree", "coef0")}
-    prob = getattr(rm, family)(X, y, kernel=make_kernel(params), **hyper)
+    prob = cls(X, y, kernel=make_kernel(params), **hyper)
     return X, y, params, prob
 
 
@@ -382,7 +384,8 @@ def check_solver(solve, family, *, n=50, scales="all", kernels=("linear",), seed
     Parameters
     ----------
     solve : callable ``solve(X, y, params) -> point`` (see the module docstring).
-    family : one of :data:`FAMILIES` (``"ODM"``, ``"SVM"``, ``"LDM"``, ...).
+    family : one of :func:`families` (the registry's families with a ``suite`` draw:
+        ``"ODM"``, ``"SVM"``, ``"LDM"``, ...).
     n : the number of problems.
     scales : ``"all"`` or names from :data:`SCALES` (cycled over the problems).
     kernels : kernel names (``"linear"``, ``"rbf"``, ``"poly"``), cycled.
@@ -398,8 +401,8 @@ def check_solver(solve, family, *, n=50, scales="all", kernels=("linear",), seed
     -------
     Report : ``pass_rate``, ``holds_at``, ``worst`` (with reproducing code), ``str()``.
     """
-    if family not in FAMILIES:
-        raise ValueError(f"family must be one of {FAMILIES}; got {family!r}")
+    if family not in families():
+        raise ValueError(f"family must be one of {families()}; got {family!r}")
     if not callable(solve):
         raise ValueError(f"solve must be a callable solve(X, y, params); got {solve!r}")
     if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not (

@@ -31,7 +31,7 @@ import refmodels as rm
 
 from ._common import (_FAMILY_NAMES, _MKL, _NOT_PARAMS, _TRANSDUCTIVE, EXIT_PIPE,  # noqa: F401
                       FAMILIES, PROG, CLIError, _describe, _json_safe, _looks_complex,
-                      _one_line, _param_names)
+                      _one_line, _param_names, families)
 from .certify import (_BOOL_WORDS, _KERNEL_ALIASES, _KERNEL_PARAMS,  # noqa: F401
                       ReferenceFlag, _certificate_text, _certify_with_reference, _fmt_value,
                       _gamma_arg, _make_kernel, _parse_base_kernel, _parse_bool,
@@ -102,9 +102,9 @@ example:
 
 def _families_help():
     lines = []
-    for f in FAMILIES:
+    for f in families():
         try:
-            cls = getattr(rm, f)
+            cls = rm.registry.FAMILIES[f].problem_class()
             ps = _param_names(cls)
         except Exception:                                # noqa: BLE001
             continue
@@ -156,7 +156,7 @@ def build_parser():
     c.add_argument("--data", required=True, metavar="FILE",
                    help="training data: CSV (label in the last column) or LIBSVM format")
     c.add_argument("--family", required=True, metavar="NAME",
-                   help=f"one of {', '.join(FAMILIES)} (case-insensitive)")
+                   help=f"one of {', '.join(families())} (case-insensitive)")
     c.add_argument("--param", action="append", metavar="NAME=VALUE",
                    help="a hyperparameter by its SPEC name, e.g. --param lam=1 (repeatable)")
     c.add_argument("--kernel", metavar="NAME", help="linear (default), rbf or poly")

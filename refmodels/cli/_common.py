@@ -12,12 +12,27 @@ from refmodels import registry as _registry
 
 PROG = "refmodels"
 
-#: every family ``certify`` takes, by its class name in :mod:`refmodels`: the registry's
-#: (the relaxed mcODM QP is certified through McODM's ``M``)
-FAMILIES = tuple(n for n in _registry.FAMILIES if n != "RelaxedMcODM")
+def families():
+    """Every family ``certify`` takes, by its class name: the registry's with
+    ``command_line`` (now, including families registered after import)."""
+    return tuple(n for n, f in _registry.FAMILIES.items() if f.command_line)
+
+
+def with_capability(capability, names=None):
+    """The families (of ``names``, default :func:`families`) whose class declares
+    ``capability`` (``"base_kernels"``, ``"test_points"``)."""
+    return tuple(n for n in (families() if names is None else names)
+                 if capability in getattr(_registry.FAMILIES[n].problem_class(),
+                                          "capabilities", ()))
+
+
+#: every family ``certify`` takes, by its class name in :mod:`refmodels` (at import:
+#: :func:`families` sees families registered later)
+FAMILIES = families()
 _FAMILY_NAMES = FAMILIES                    # former name, kept for importers
-_MKL = tuple(n for n, f in _registry.FAMILIES.items() if f.module == "mklm")
-_TRANSDUCTIVE = tuple(n for n, f in _registry.FAMILIES.items() if f.module == "drr")
+#: the families given base kernels (``--base-kernel``) and test points (``--test-data``)
+_MKL = with_capability("base_kernels")
+_TRANSDUCTIVE = with_capability("test_points")
 #: constructor arguments that are not hyperparameters (given by other options)
 _NOT_PARAMS = {"self", "X", "y", "X_test", "kernel", "kernels", "regularizer"}
 #: exit status after a closed output pipe, when no verdict was reached (128 + SIGPIPE)

@@ -12,10 +12,10 @@ import sys
 
 import numpy as np
 
-import refmodels as rm
+from refmodels import registry as _registry
 
-from ._common import (_MKL, _TRANSDUCTIVE, FAMILIES, CLIError, _describe, _json_safe,
-                      _looks_complex, _param_names)
+from ._common import (CLIError, _describe, _json_safe, _looks_complex, _param_names,
+                      families, with_capability)
 from .io import (_foreign_setup, _load_foreign_model, _load_solution_file, _read_data_report,
                  _read_test_data_report, _solution_kwargs)
 
@@ -30,9 +30,10 @@ _BOOL_WORDS = {"true": True, "1": True, "yes": True, "false": False, "0": False,
 
 
 def _resolve_family(name):
-    match = [f for f in FAMILIES if f.lower() == str(name).strip().lower()]
+    known = families()
+    match = [f for f in known if f.lower() == str(name).strip().lower()]
     if not match:
-        raise CLIError(f"--family must be one of {', '.join(FAMILIES)} (case-insensitive); "
+        raise CLIError(f"--family must be one of {', '.join(known)} (case-insensitive); "
                        f"got {name!r}")
     return match[0]
 
@@ -66,7 +67,7 @@ def _parse_params(family, cls, items):
                            f"{names})")
         k, v = (s.strip() for s in item.split("=", 1))
         if k in ("kernel", "kernels", "gamma", "degree", "coef0"):
-            hint = ("--base-kernel" if family in _MKL else
+            hint = ("--base-kernel" if with_capability("base_kernels", (family,)) else
                     "--kernel" if k == "kernel" else f"--kernel and --{k}")
             raise CLIError(f"--param {k}=...: give the kernel with {hint}, not --param")
         if k not in valid:
@@ -320,8 +321,9 @@ def _certify_with_reference(prob, sol, tol, want):
 
 def cmd_certify(args):
     family = _resolve_family(args.family)
-    cls = getattr(rm, family)
-    is_mkl, is_drr = family in _MKL, family in _TRANSDUCTIVE
+    cls = _registry.get(family).problem_class()
+    is_mkl = bool(with_capability("base_kernels", (family,)))
+    is_drr = bool(with_capability("test_points", (family,)))
     hyper = _parse_params(family, cls, args.param)
     # options that apply to some families only
     if is_mkl:

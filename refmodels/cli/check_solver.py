@@ -23,7 +23,7 @@ PLACEHOLDERS = ("data", "params", "out", "dir")
 
 
 def add_parser(sub):
-    from refmodels.testing import FAMILIES, SCALES
+    from refmodels.testing import SCALES, families
 
     p = sub.add_parser(
         "check-solver", help="run an executable solver over many problems and certify each",
@@ -41,7 +41,7 @@ def add_parser(sub):
                "{gamma}, ...). Example: refmodels check-solver --family SVM --param "
                "fit_intercept=false --command 'train -s 3 -c {C} -B -1 -q {data} {out}'")
     p.add_argument("--family", required=True, metavar="NAME",
-                   help=f"one of {', '.join(FAMILIES)}")
+                   help=f"one of {', '.join(families())}")
     p.add_argument("--command", required=True, metavar="TEMPLATE",
                    help="the solver's command line, with {data} {params} {out} placeholders")
     p.add_argument("--n", type=int, default=50, help="number of problems (default 50)")
@@ -147,9 +147,9 @@ def cmd_check_solver(args):
     from refmodels import testing
 
     family = args.family
-    match = [f for f in testing.FAMILIES if f.lower() == str(family).lower()]
+    match = [f for f in testing.families() if f.lower() == str(family).lower()]
     if not match:
-        raise CLIError(f"--family must be one of {', '.join(testing.FAMILIES)}; got {family!r}")
+        raise CLIError(f"--family must be one of {', '.join(testing.families())}; got {family!r}")
     family = match[0]
     template = args.command
     try:

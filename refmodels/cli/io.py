@@ -519,10 +519,11 @@ def _solution_kwargs(prob, family, data, hyper):
     """Keyword arguments of ``prob.solution_from`` from a solution file's named arrays."""
     sig = inspect.signature(prob.solution_from).parameters
     takes_extra = any(p.kind == p.VAR_KEYWORD for p in sig.values())
-    if family == "McODM":
-        dual_names = tuple(rm.RelaxedMcODM.dual_names)
-    else:
-        dual_names = tuple(getattr(prob, "dual_names", ()) or ())
+    # the dual variables a solution file may name: the problem's own, or those its
+    # ``solution_from`` takes for another problem it is certified through (McODM: the
+    # relaxed QP's)
+    dual_names = tuple(getattr(prob, "solution_dual_names", None)
+                       or getattr(prob, "dual_names", ()) or ())
     slacks = tuple(getattr(prob, "primal_slack_names", ())) if takes_extra else ()
     direct = [n for n in sig if n not in ("dual", "source")
               and sig[n].kind != sig[n].VAR_KEYWORD]

@@ -13,11 +13,12 @@ import warnings
 
 import numpy as np
 
-import refmodels as rm
 from refmodels import datasets
 from refmodels.kernels import RBF, Linear
 
-from ._common import FAMILIES, _TRANSDUCTIVE, CLIError, _describe, _json_safe
+from refmodels import registry as _registry
+
+from ._common import CLIError, _describe, _json_safe, families, with_capability
 
 
 def _binary_data(m=120):
@@ -25,76 +26,90 @@ def _binary_data(m=120):
     return X[:m], y[:m]
 
 
-#: ``fast.solve`` options of a family's rows (others: the default method). ODM's rows run
-#: seed 002's own method, the dual coordinate descent (Alg. 1), which shares its compiled
-#: epoch loop with the other DCD rows: ``fast.solve``'s default for ODM, ``"auto"``, takes
-#: TRON on the linear kernel, whose compilation made both a first and a warm run of the
-#: table slower (validation/decisions.md); TRON is certified against the reference by the
-#: test suite (tests/test_fast_odm.py, tests/test_scales.py)
-_FAST_OPTIONS = {"ODM": {"method": "dcd"}}
-
-
 def _fast_options(prob):
-    return _FAST_OPTIONS.get(type(prob).__name__, {})
+    """``fast.solve``'s options for a family's rows (the registry's ``verify_fast``)."""
+    fam = _registry.FAMILIES.get(type(prob).__name__)
+    return dict(fam.verify_fast) if fam is not None else {}
 
 
-def _case(family, kernel, data, params, make, setting=""):
+def _case(family, kernel, data, params, make, setting="", first_half=False):
     return {"family": family, "kernel": kernel, "data": data, "params": params,
-            "setting": setting, "make": make}
+            "setting": setting, "make": make, "first_half": first_half}
+
+
+#: the built-in data sets of the rows, in the table's order; a family's rows take the one
+#: its class asks for (see :func:`_data_kind`)
+_DATA_KINDS = ("binary", "multiclass", "base_kernels", "test_points")
+
+
+def _data_kind(fam, cls):
+    caps = getattr(cls, "capabilities", ())
+    for kind in ("base_kernels", "test_points"):
+        if kind in caps:
+            return kind
+    return "multiclass" if fam.multiclass else "binary"
+
+
+def _data_sets():
+    """``{kind: (data label, [(kernel name, kernel label, make(cls, kernel, params))])}``:
+    binary rows on heart (linear and RBF), multi-class ones on iris (mcODM's Alg. 3 outer
+    loop, both forms of the inner relaxed QP), base kernels on heart with two base kernels
+    of different scales (both weighted at the optimum), test points on wine (training points
+    and a batch of test points, one problem per test point, each solved in both forms: four
+    points, from all three classes)."""
+    Xb, yb = _binary_data()
+    d = Xb.shape[1]
+    Xi, yi = datasets.load("iris")
+    Xi, yi = Xi[::2], yi[::2]
+    Xm, ym = Xb[:60], yb[:60]
+    Xw, yw = datasets.load("wine")
+    Xtr, ytr, Xte = Xw[::3], yw[::3], Xw[1::45]
+    dw = Xw.shape[1]
+
+    def on(X, y, *rest):
+        return lambda cls, k, p: cls(X, y, *rest, kernel=k, **p)
+
+    return {
+        "binary": (f"heart[{len(yb)}]",
+                   [("linear", Linear(), "linear", on(Xb, yb)),
+                    ("rbf", RBF(gamma=1.0 / d), f"rbf(gamma=1/{d})", on(Xb, yb))]),
+        "multiclass": (f"iris[{len(yi)}]",
+                       [("linear", Linear(), "linear", on(Xi, yi)),
+                        ("rbf", RBF(gamma=0.25), "rbf(gamma=0.25)", on(Xi, yi))]),
+        "base_kernels": (f"heart[{len(ym)}]",
+                         [("lin+rbf", None, None,
+                           lambda cls, k, p: cls(Xm, ym, kernels=[
+                               Linear(), RBF(gamma=1.0 / Xm.shape[1])], **p))]),
+        "test_points": (f"wine[{len(ytr)}x{len(Xte)}]",
+                        [("linear", Linear(), "linear", on(Xtr, ytr, Xte)),
+                         ("rbf", RBF(gamma=1.0 / dw), f"rbf(gamma=1/{dw})",
+                          on(Xtr, ytr, Xte))]),
+    }, {"base_kernels": {"base kernels": f"linear, rbf(gamma=1/{Xm.shape[1]})"}}
 
 
 def _cases():
     """The rows of the table: family (the name ``certify`` takes), kernel, data, the
-    hyperparameters (for the legend), a short setting note and a factory."""
-    Xb, yb = _binary_data()
-    d = Xb.shape[1]
-    kernels = {"linear": Linear(), "rbf": RBF(gamma=1.0 / d)}
-    klabel = {"linear": "linear", "rbf": f"rbf(gamma=1/{d})"}
+    hyperparameters (for the legend), a short setting note and a factory: every registry
+    family's ``verify`` cases, one row per kernel of its data set, grouped by data set."""
+    data, extra = _data_sets()
     rows = []
-    binary = [
-        ("SVM", rm.SVM, {"C": 1.0}, ""),
-        ("SVM", rm.SVM, {"C": 1.0, "fit_intercept": True}, "fit_intercept=True"),
-        ("ODML", rm.ODML, {"lam": 100.0, "mu1": 0.5, "mu2": 0.1}, ""),
-        ("LDM", rm.LDM, {"C": 1.0, "lam1": 0.25, "lam2": 0.1}, ""),
-        ("ODM", rm.ODM, {"lam": 1.0, "mu": 0.5, "theta": 0.3}, ""),
-        ("SVMm", rm.SVMm, {"C1": 1.0, "C2": 0.5, "eps": 0.5}, ""),
-        ("EpsSVM", rm.EpsSVM, {"C1": 1.0, "C2": 0.5}, ""),
-    ]
-    for fam, cls, params, setting in binary:
-        for kname, k in kernels.items():
-            rows.append(_case(fam, kname, f"heart[{len(yb)}]", {**params, "kernel": klabel[kname]},
-                              lambda cls=cls, params=params, k=k: cls(Xb, yb, kernel=k, **params),
-                              setting))
-    # multi-class: mcODM (Alg. 3 outer loop; both forms of the inner relaxed QP) on iris
-    Xi, yi = datasets.load("iris")
-    Xi, yi = Xi[::2], yi[::2]
-    p = {"lam": 1.0, "mu": 0.5, "theta": 0.3}
-    for kname, k in {"linear": Linear(), "rbf": RBF(gamma=0.25)}.items():
-        rows.append(_case("McODM", kname, f"iris[{len(yi)}]",
-                          {**p, "kernel": "linear" if kname == "linear" else "rbf(gamma=0.25)"},
-                          lambda k=k, p=p: rm.McODM(Xi, yi, kernel=k, **p)))
-    # MKLm: two base kernels of different scales, both weighted at the optimum
-    Xm, ym = Xb[:60], yb[:60]
-    p = {"C1": 1.0, "C2": 0.5, "eps": 0.5}
-    rows.append(_case("MKLm", "lin+rbf", f"heart[{len(ym)}]",
-                      {**p, "base kernels": f"linear, rbf(gamma=1/{Xm.shape[1]})"},
-                      lambda p=p: rm.MKLm(Xm, ym, kernels=[Linear(),
-                                                           RBF(gamma=1.0 / Xm.shape[1])], **p)))
-    # DRR / DRM (seed 004): training points and a batch of test points from wine (one
-    # problem per test point, each solved in both forms: four points, from all three classes)
-    Xw, yw = datasets.load("wine")
-    Xtr, ytr, Xte = Xw[::3], yw[::3], Xw[1::45]
-    dw = Xw.shape[1]
-    for kname, k in {"linear": Linear(), "rbf": RBF(gamma=1.0 / dw)}.items():
-        data = f"wine[{len(ytr)}x{len(Xte)}]"
-        kl = "linear" if kname == "linear" else f"rbf(gamma=1/{dw})"
-        p = {"alpha": 1.0, "beta": 1.0}
-        rows.append(_case("DRM", kname, data, {**p, "kernel": kl},
-                          lambda k=k, p=p: rm.DRM(Xtr, ytr, Xte, kernel=k, **p)))
-        q = {"alpha": 1.0, "beta": 1.0, "q": 2, "r": 1, "rho": "identity"}
-        rows.append(_case("DRR", kname, data, {**q, "kernel": kl},
-                          lambda k=k, q=q: rm.DRR(Xtr, ytr, Xte, kernel=k, **q),
-                          "q=2, r=1"))
+    for kind in _DATA_KINDS:
+        label, kernels = data[kind]
+        for fam in list(_registry.FAMILIES.values()):
+            if not fam.verify:
+                continue
+            try:
+                cls = fam.problem_class()
+            except (ImportError, AttributeError):       # not in this build: no rows
+                continue
+            if _data_kind(fam, cls) != kind:
+                continue
+            for vc in fam.verify:
+                for kname, k, klabel, make in kernels:
+                    params = {**vc.params, **({"kernel": klabel} if klabel else extra[kind])}
+                    rows.append(_case(fam.name, kname, label, params,
+                                      lambda make=make, cls=cls, k=k, p=vc.params: make(cls, k, p),
+                                      vc.setting, vc.in_first_half(kname)))
     return rows
 
 
@@ -323,7 +338,7 @@ def _legend(rows, fast_cols):
     lines += [
         "  verdict    OK when every certificate of the row holds at tol 1e-6 (scaled residuals)",
     ]
-    if any(r["family"] in _TRANSDUCTIVE for r in rows):
+    if with_capability("test_points", sorted({r["family"] for r in rows})):
         lines += ["  DRR and DRM rows: one problem per test point; P* and D* are sums over the "
                   "test points",
                   "             (data wine[train x test]), the residuals the worst over them"]
@@ -349,7 +364,7 @@ def _fmt_param(v):
 def _select_families(requested):
     if not requested:
         return None
-    known = sorted({c for c in _verify_families()}, key=FAMILIES.index)
+    known = _verify_families()
     out = set()
     for item in requested:
         for name in item.split(","):
@@ -359,7 +374,7 @@ def _select_families(requested):
             match = [f for f in known if f.lower() == name.lower()]
             if not match:
                 extra = (f" ({name} is certifiable with 'refmodels certify' but has no row in "
-                         "verify)") if name.lower() in {f.lower() for f in FAMILIES} else ""
+                         "verify)") if name.lower() in {f.lower() for f in families()} else ""
                 raise CLIError(f"--family must be one of {', '.join(known)} (case-insensitive); "
                                f"got {name!r}{extra}")
             out.add(match[0])
@@ -371,32 +386,25 @@ def _select_families(requested):
 def _verify_families():
     """The families with a row in ``verify``: the registry's, in its order (EpsMKL is
     certifiable but has no row of its own)."""
-    rows = {c["family"] for c in _cases()}
-    return tuple(n for n in FAMILIES if n in rows)
+    return tuple(n for n in families() if _registry.FAMILIES[n].verify)
 
 
-#: Which of two processes runs a row (``jobs=2``): the rows whose fast solvers share compiled
-#: code stay in one process, so that a first run compiles each solver once, the two halves in
-#: parallel. The first half is the SMO's (SVM with an intercept, SVMm, EpsSVM, MKLm, ODML and
-#: LDM with a kernel; the linear rows of SVMm, EpsSVM and the SVM with an intercept run it
-#: too), the costliest compile by far, DRM's kernel row (closed form, cheap) and DRR's
-#: kernel row (its prox runs in numpy: nothing to compile); the second everything else (the
-#: DCD: the linear SVM, ODML, LDM and ODM, which share one compiled epoch loop, ODM's kernel
-#: path; mcODM's block coordinate descent; DRR's and DRM's linear rows), so that the first
-#: half is not longer than it must be (ODML's and LDM's linear rows in the first half would
-#: compile the DCD's linear epoch loop a second time there). The two DRR/DRM kernel rows are
-#: there for a warm run (the numba cache present), where the two halves then take about the
-#: same time (the split's timings: validation/decisions.md). An entry ``(family, setting)``
-#: takes both kernels' rows, ``(family, setting, kernel)`` one: the kernel SVM without
-#: intercept runs the SMO (``fast.svm.choose_method``), its linear row the DCD.
-_FIRST_HALF = {("SVM", "fit_intercept=True"), ("SVM", "", "rbf"), ("SVMm", ""), ("EpsSVM", ""),
-               ("MKLm", ""), ("DRM", "", "rbf"), ("LDM", "", "rbf"), ("ODML", "", "rbf"),
-               ("DRR", "q=2, r=1", "rbf")}
-
-
+#: Which of two processes runs a row (``jobs=2``) is the registry's ``first_half`` of each
+#: case: the rows whose fast solvers share compiled code stay in one process, so that a
+#: first run compiles each solver once, the two halves in parallel. The first half is the
+#: SMO's (SVM with an intercept, SVMm, EpsSVM, MKLm, ODML and LDM with a kernel; the linear
+#: rows of SVMm, EpsSVM and the SVM with an intercept run it too), the costliest compile by
+#: far, DRM's kernel row (closed form, cheap) and DRR's kernel row (its prox runs in numpy:
+#: nothing to compile); the second everything else (the DCD: the linear SVM, ODML, LDM and
+#: ODM, which share one compiled epoch loop, ODM's kernel path; mcODM's block coordinate
+#: descent; DRR's and DRM's linear rows), so that the first half is not longer than it must
+#: be (ODML's and LDM's linear rows in the first half would compile the DCD's linear epoch
+#: loop a second time there). The two DRR/DRM kernel rows are there for a warm run (the
+#: numba cache present), where the two halves then take about the same time (the split's
+#: timings: validation/decisions.md). The kernel SVM without intercept runs the SMO
+#: (``fast.svm.choose_method``), its linear row the DCD.
 def _half(case):
-    key = (case["family"], case["setting"])
-    return 0 if key in _FIRST_HALF or (*key, case["kernel"]) in _FIRST_HALF else 1
+    return 0 if case.get("first_half") else 1
 
 
 def _cores():
@@ -530,7 +538,7 @@ def _parallel(cases, jobs):
 
 def _run_rows(cases, use_fast, jobs, cold, err):
     """Yield ``(index, row)`` as rows finish: in this process (``jobs=1``), or in two forked
-    processes running the two halves of the table (:data:`_FIRST_HALF`) side by side."""
+    processes running the two halves of the table (:func:`_half`) side by side."""
     halves = _halves(cases)
     if not _parallel(cases, jobs):
         _import_cvxpy()

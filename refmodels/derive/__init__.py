@@ -90,8 +90,26 @@ def _family(name):
             return f
     if name.upper() in _ALIASES:
         return _ALIASES[name.upper()]
-    raise ValueError(f"family must be one of {list(FAMILIES)} (or EpsSVM, EpsMKL, DRM, "
-                     f"RelaxedMcODM); got {name!r}")
+    covered = _covered()
+    for f in covered:
+        if f.lower() == name.lower():
+            return covered[f]
+    raise ValueError(f"family must be one of {list(FAMILIES)} (or {', '.join(covered)}); "
+                     f"got {name!r}")
+
+
+def _covered():
+    """``{registry family: walk-through}`` for the registry's families without a walk-through
+    of their own: the walk-through of the first family of the same module (EpsSVM's is
+    SVMm's)."""
+    from refmodels import registry
+
+    by_module = {}
+    for fam in registry.FAMILIES.values():
+        if fam.name in FAMILIES:
+            by_module.setdefault(fam.module, fam.name)
+    return {fam.name: by_module[fam.module] for fam in registry.FAMILIES.values()
+            if fam.name not in FAMILIES and fam.module in by_module}
 
 
 def derive(family, seed=0, latex=False):

@@ -58,9 +58,9 @@ FAMILIES = {
     "DRR": ("Discriminative ridge regression, DRR and DRM (covering DRM)", "family-drr",
             ("004",)),
 }
-_ALIASES = {"EPSSVM": "SVMm", "EPSMKL": "MKLm", "DRM": "DRR", "RELAXEDMCODM": "McODM",
-            "MCODM": "McODM", "SVC": "SVMb", "SVM-B": "SVMb", "SVMB": "SVMb",
-            "SVMINTERCEPT": "SVMb"}
+#: other names of a walk-through (a registry family without a walk-through of its own
+#: takes the one of its module, see ``derive``)
+_ALIASES = {"SVC": "SVMb", "SVM-B": "SVMb", "SVMB": "SVMb", "SVMINTERCEPT": "SVMb"}
 
 #: Every formula of the papers that is wrong, by key -> family whose walk-through shows it
 #: (each appears in exactly one walk-through, at the step where it happens, where the
