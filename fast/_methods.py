@@ -87,7 +87,9 @@ class Solvers(NamedTuple):
 
     ``refine_tol(prob)``: the tolerance of :func:`fast.solve`'s warm-started second solve
     (where the family's ``tol`` means something other than a gap); ``repair(prob, sol)``:
-    a family's own second chance instead of that solve (None: the generic one)."""
+    a family's own second chance instead of that solve (None: the generic one);
+    ``lean_path(prob, values)``: a path over the regularization parameter that the
+    cross-validation folds may use instead of one solve per value (None: none)."""
 
     methods: dict
     choose: Callable
@@ -95,6 +97,7 @@ class Solvers(NamedTuple):
     auto: bool = False
     refine_tol: Callable = _refine_tol
     repair: Callable | None = None
+    lean_path: Callable | None = None
 
     @property
     def names(self):

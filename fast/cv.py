@@ -130,9 +130,10 @@ def _fold_path_in(cls, kernel, X_tr, y_tr, X_te, y_te, classes, fixed, path_name
     for j, t in enumerate(targets):
         prob = cls(X_tr, t, kernel=kernel, **{path_name: values[0]}, **fixed)
         if _lean(prob, path_name, method, tol, max_iter):
-            from .odm import linear_tron_path
+            from refmodels import registry
 
-            W, passed, secs = linear_tron_path(prob, values)
+            lean_path = registry.of(prob).fast_module().SOLVERS.lean_path
+            W, passed, secs = lean_path(prob, values)
             if passed.all():                     # every point checked: score them
                 t0 = time.perf_counter()
                 d = X_te.shape[1]                # (a bias feature's weight is W[:, d])
@@ -199,7 +200,7 @@ def _lean(prob, path_name, method, tol, max_iter):
 
     from refmodels import registry
 
-    return (hasattr(registry.of(prob).fast_module(), "linear_tron_path")
+    return (registry.of(prob).fast_module().SOLVERS.lean_path is not None
             and prob.kernel.is_linear
             and path_name == "lam" and method in (None, "auto") and tol is None
             and max_iter is None and not sp.issparse(prob.X)

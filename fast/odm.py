@@ -629,4 +629,5 @@ FALLBACK = {
                               when=_tron_fallback_applies, quiet=True, rescue=True),
     "newton": _methods.Fallback("dcd", _after_newton, _finished_by_dcd("newton")),
 }
-SOLVERS = _methods.Solvers(METHODS, choose_method, FALLBACK, auto=True)
+SOLVERS = _methods.Solvers(METHODS, choose_method, FALLBACK, auto=True,
+                           lean_path=linear_tron_path)

@@ -45,7 +45,7 @@ class Family:
     estimator: str | None        #: estimator class in :mod:`fast`, or None
     summary: str                 #: one line for help texts
     ref_module: str = ""         #: dotted module of the problem class (default refmodels.<module>)
-    solver_module: str = ""      #: dotted module with ``solve`` (default fast.<module>)
+    solver_module: str = ""      #: dotted module with ``SOLVERS`` (default fast.<module>)
     #: ``fast.path``: the regularization parameter (larger = weaker), the dual variable
     #: whose box grows with it (the warm start is the previous one scaled by
     #: ``v_new / v_old``), and the method a path uses when the caller names none
@@ -80,8 +80,8 @@ class Family:
         return getattr(import_module(self.ref_path), self.name)
 
     def fast_module(self):
-        """The module whose ``solve(prob, method, tol, max_iter, random_state, warm_start,
-        **options)`` solves this family (``fast.<module>``)."""
+        """The module whose ``SOLVERS`` (:class:`fast._methods.Solvers`: the method table,
+        the choice rule, the fallbacks) solve this family (``fast.<module>``)."""
         return import_module(self.solver_module or f"fast.{self.module}")
 
 

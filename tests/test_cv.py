@@ -453,7 +453,7 @@ def test_lean_paths_give_the_table_of_fast_path(monkeypatch, scale):
                     calls.append(1)
                     passed[len(calls) % len(lams)] = False
                     return W, passed, secs
-                mp.setattr(fast.odm, "linear_tron_path", one_fails)
+                mp.setattr(fast.odm, "SOLVERS", fast.odm.SOLVERS._replace(lean_path=one_fails))
                 fallback = ODMClassifierCV(kernel="linear", **kw).fit(X, target).cv_results_
                 assert calls
         for res in (lean, fallback):
