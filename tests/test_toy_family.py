@@ -163,14 +163,7 @@ def test_toy_family_keeps_the_contract():
         check_bad_input(case, case.example(), argument, value)
 
 
-_OPTIMAL_NOT_CERTIFIED = (
-    "the toy's DCD stops on its duality gap (1e-11 here) and says optimal while the full "
-    "certificate finds the slack stationarity alpha_i = 2 C xi_i off by 1.5e-6 to 1e-5 "
-    "scaled; its cheap self-check does not evaluate that residual, and at tol=1e-10 the "
-    "point certifies")
 
-
-@pytest.mark.xfail(strict=True, reason=_OPTIMAL_NOT_CERTIFIED)
 def test_toy_family_contract_example_certifies():
     from contract import check_solution
 
@@ -179,23 +172,18 @@ def test_toy_family_contract_example_certifies():
     check_solution(case, prob, fast.solve(prob), case.reference(prob))
 
 
-@pytest.mark.xfail(strict=True, reason=_OPTIMAL_NOT_CERTIFIED)
 def test_toy_family_contract_cache_certifies():
     from contract import check_cache
 
     check_cache(_toy_case(), _toy_case().example())
 
 
-@pytest.mark.xfail(strict=True, reason="a warm start from the toy's own solution takes 36 "
-                   "epochs (the contract: at most 2): the point it stopped at is not converged "
-                   "in the dual (the cause above)")
 def test_toy_family_contract_warm_start():
     from contract import check_warm_start
 
     check_warm_start(_toy_case(), _toy_case().example())
 
 
-@pytest.mark.xfail(strict=True, reason=_OPTIMAL_NOT_CERTIFIED)
 def test_toy_family_contract_csr():
     from contract import check_sparse
 
