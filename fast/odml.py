@@ -125,6 +125,18 @@ def woodbury_data(G, y, c):
     return H, solve
 
 
+def _guard_H(prob):
+    """Refuse early, with the estimate, a kernel ODML/LDM whose dense ``H`` does not fit:
+    the Gram, ``H``, the Cholesky factor of ``I + RGR`` and its work array, about five
+    ``m x m`` arrays (at m = 30,000: 36 GB; the process was killed instead)."""
+    from refmodels._numeric import guard_dense
+
+    guard_dense(prob.m, f"{type(prob).__name__}'s dense H = Y G (I + AG)^{{-1}} Y with its "
+                "Gram and factor", copies=5,
+                advice="solve a subsample, or the linear kernel (or an explicit feature "
+                       "map of the kernel) with the whitened DCD, whose memory is O(m d)")
+
+
 def whiten(X, y, mu1):
     """``(Z, L)`` with ``L L^T = M = I + X^T A X`` and ``Z = X L^{-T}`` (``Z = X`` if mu1 = 0)."""
     m, d = X.shape
@@ -182,6 +194,7 @@ def _dcd_method(prob, tol, max_iter, random_state, warm_start, **options):
     c = 2.0 * mu1 / m
     L = None
     if path == "gram":
+        _guard_H(prob)
         G = np.asarray(prob.gram, dtype=np.float64)
         H, wsolve = woodbury_data(G, y, c)
         oracle = _dcd.Oracle("gram", K=H, qy=np.ones(m))
@@ -238,6 +251,7 @@ def _solve_smo(prob, tol, max_iter, random_state, warm_start, cache_size=None, p
     if a0 is None:
         a0 = np.zeros(m)
     c = 2.0 * mu1 / m
+    _guard_H(prob)
     Gk = np.asarray(prob.gram, dtype=np.float64)
     H, wsolve = woodbury_data(Gk, y, c)
     source = _K.RowSource(gram=H)

@@ -97,11 +97,12 @@ def _available_memory():
     return None
 
 
-def guard_dense(m, what, copies=1, cubic=False):
+def guard_dense(m, what, copies=1, cubic=False, advice=None):
     """Refuse early, with the estimate, a dense ``m x m`` computation that cannot be
     bounded: ``copies`` arrays of ``8 m^2`` bytes beyond the memory available, or an
     eigendecomposition (``cubic``) above :data:`DENSE_EIG_MAX_M` points. Raises
-    ``MemoryError`` naming ``what``, the size, the estimate and what to do instead."""
+    ``MemoryError`` naming ``what``, the size, the estimate and what to do instead
+    (``advice``; default: the certificate's alternatives)."""
     need = copies * 8.0 * m * m
     avail = _available_memory()
     too_big = avail is not None and need > 0.8 * avail
@@ -111,8 +112,8 @@ def guard_dense(m, what, copies=1, cubic=False):
             f"{what} for m = {m:,} points needs about {need / 1e9:.1f} GB ({have})"
             + (f" and an O(m^3) eigendecomposition (refused above {DENSE_EIG_MAX_M:,} "
                "points)" if cubic else "")
-            + ": certify a subsample, use the linear kernel, or rely on the fast solver's "
-              "own check at its returned point (sol.info['self_check'])")
+            + ": " + (advice or "certify a subsample, use the linear kernel, or rely on the "
+                      "fast solver's own check at its returned point (sol.info['self_check'])"))
 
 
 def data_span(prob):

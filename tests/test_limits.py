@@ -94,3 +94,19 @@ def test_tiny_normal_hyperparameters_certify_in_both_layers(weight, kernel):
         assert s.status == "optimal" and c.ok, (type(p).__name__, weight, s.status, c.worst)
         ref = p.solve()
         assert p.certify(ref, reference=False).ok, (type(p).__name__, weight)
+
+
+def test_a_kernel_odml_whose_dense_h_cannot_fit_is_refused_before_it_is_built(monkeypatch):
+    """Kernel ODML/LDM hold the Gram, H and a factor (about five m x m arrays): at
+    m = 30,000 that is 36 GB, and the process was killed by the system instead of refused."""
+    import fast
+
+    monkeypatch.setattr(_numeric, "_available_memory", lambda: 1e5)   # 5 x 8 x 60^2 = 144 kB
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(60, 3))
+    y = np.where(X[:, 0] > 0, 1, -1)
+    for p in (rm.LDM(X, y, C=1.0, lam1=0.25, lam2=0.1, kernel="rbf"),
+              rm.ODML(X, y, lam=1.0, mu1=0.2, mu2=0.1, kernel="rbf")):
+        for method in (None, "dcd"):
+            with pytest.raises(MemoryError, match=r"dense H .* needs about .* GB.*linear kernel"):
+                fast.solve(p, method=method)
