@@ -155,9 +155,9 @@ def _solve_smo(prob, has_eq, tol, max_iter, warm_start, cache_size, path, option
     if Kc is None:
         Kc = y * (G + 1.0)            # G = Y K Y alpha - e
     gamma = y * (Kc + b)
-    obj = 0.5 * float(coef @ Kc) + prob.C * float(np.sum(np.maximum(0.0, 1.0 - gamma)))
-    sol = _smo_run.solution(prob, "SVM", source, res, t0, max_iter, shrinking, has_eq, coef,
-                            Kc, obj, {"alpha": alpha},
+    obj = prob.objective_from_margins(gamma, float(coef @ Kc))
+    sol = _smo_run.solution(prob, type(prob).__name__, source, res, t0, max_iter, shrinking,
+                            has_eq, coef, Kc, obj, {"alpha": alpha},
                             np.sum(alpha) - 0.5 * float(coef @ Kc))
     if not has_eq:
         sol.info.update(path=source.path, method="smo")

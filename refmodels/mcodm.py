@@ -630,7 +630,7 @@ class McODM(_MultiClassData):
         M = _check_M(M, self.m)
         rel = self.relaxed(M)
         cert = rel.certify(sol, tol=tol, reference=reference, workspace=workspace)
-        cert.family = "McODM"
+        cert.family = self.family
         S = self.scores(W)
         fp = float(np.max(np.abs(self._split_scores(S)[1] - M)))      # M_from(W) - M
         cert.add("fixed-point residual", fp, 1.0 + float(np.max(np.abs(S), initial=0.0)))
