@@ -84,6 +84,18 @@ class Around:
 # ---------------------------------------------------------------------------------------
 # fitting the loss weights to the point
 # ---------------------------------------------------------------------------------------
+def _nonneg_lsq(M, w):
+    """``min ||M x - w||, x >= 0``: SciPy's ``nnls``, or where it stops at its iteration
+    cap (it raises RuntimeError in SciPy 1.13) the bounded least squares of ``lsq_linear``."""
+    try:
+        return nnls(M, w, maxiter=50 * M.shape[1])
+    except RuntimeError:
+        from scipy.optimize import lsq_linear
+
+        x = lsq_linear(M, w, bounds=(0.0, np.inf), method="bvls", tol=1e-14).x
+        return x, float(np.linalg.norm(M @ x - w))
+
+
 def fit_weights(prob, F, w, b=0.0):
     """The loss weights for which ``w`` (with intercept ``b`` in the margins, ``F`` the
     problem's feature matrix) is stationary:
@@ -129,7 +141,7 @@ def fit_weights(prob, F, w, b=0.0):
             names += ["A", "k"]
         cols += [FtY[:, i] for i in np.flatnonzero(tie)]
         M = np.column_stack(cols)
-        x, rnorm = nnls(M, w, maxiter=50 * M.shape[1])
+        x, rnorm = _nonneg_lsq(M, w)
         C = x[0]
         ties = x[len(names):]
         if C <= 0 or (ties.size and ties.max() > C * (1 + 1e-6)):

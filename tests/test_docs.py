@@ -157,7 +157,10 @@ def test_markdown_family_pages_are_up_to_date():
                                "docs/families"
         _, now = dp.markdown_text(fam)
         if norm(path.read_text(encoding="utf-8")) != norm(now):
-            stale.append(fam)
+            old_lines = norm(path.read_text(encoding="utf-8")).splitlines()
+            first = next((f"{a!r} -> {b!r}" for a, b in zip(old_lines, norm(now).splitlines())
+                          if a != b), "(length differs)")
+            stale.append(f"{fam}: {first[:300]}")
         for img in re.findall(r"\]\((img/[^)]+)\)", now):
             assert (DOCS / "families" / img).is_file(), img
     assert not stale, (f"stale Markdown pages {stale}: run python docs/_ext/derive_pages.py "

@@ -180,7 +180,10 @@ def test_eq23_erratum_M_inside_the_sum():
                + Mterm(beta))
         cons = [cp.sum(alpha, axis=1) == 0, cp.multiply(alpha, 1 - R.onehot) <= 0, beta >= 0]
         prob = cp.Problem(cp.Minimize(obj), cons)
-        prob.solve(solver="CLARABEL")
+        try:
+            prob.solve(solver="CLARABEL")
+        except cp.SolverError:                   # (the lowest Clarabel allowed fails here)
+            prob.solve(solver="SCS", eps=1e-10, max_iters=200000)
         return prob.value, beta.value
 
     inside, beta = printed_dual(R, lambda b: cp.sum(cp.multiply(M + 1 + R.theta, b)))

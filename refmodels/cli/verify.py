@@ -197,7 +197,8 @@ def _fast_cache_dir(pkg):
         return os.path.join(pkg, "__pycache__")
     from numba.core import caching
 
-    locator = getattr(caching, "UserProvidedCacheLocator", None)
+    locator = (getattr(caching, "UserProvidedCacheLocator", None)        # (older numba:
+               or getattr(caching, "_UserProvidedCacheLocator", None))   # the _ name)
     if locator is None:
         return None
     return os.path.join(nb_config.CACHE_DIR,
