@@ -75,7 +75,7 @@ def run_one(family, seed):
         for layer in ("fast", "ref"):
             try:
                 sol = fast.solve(P) if layer == "fast" else P.solve()
-            except (SolverError, ValueError) as exc:
+            except (SolverError, ValueError):
                 rec[layer] = ("refused", None, None)
                 continue
             ok = bool(P.certify(sol, reference=False).ok) if sol.status == "optimal" else None
