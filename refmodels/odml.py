@@ -306,16 +306,17 @@ class _MarginDistributionProblem(BiasFeature, BinaryProblem):
         ``F^T P F w = F^T P G coef``), so ``grad_w L = F^T z`` and ``||grad_w L||^2 =
         z^T G z``: no feature map is needed (the fast solvers' self-check).
         """
-        a = self._mult(dual)
-        y, m = self.y, self.m
-        norm = lambda u, Gu=None: float(np.sqrt(max(float(u @ (self.gram_times(u)
-                                                                 if Gu is None else Gu)), 0.0)))
-        u_A = self._A_coef * (Gc - y * (y @ Gc) / m)
-        u_mean = self._mean_coef * y
-        u_mult = y * a
-        z = coef + u_A - u_mean - u_mult
-        scale = 1.0 + norm(coef, Gc) + norm(u_A) + norm(u_mean) + norm(u_mult)
-        return norm(z), scale
+        g, scale, _ = self._stationarity(FeatureVector(self, coef, Gc), self._mult(dual))
+        return g, scale
+
+    def _stationarity(self, w, a):
+        """``(||grad_w L||, scale, grad_w L)`` at ``w`` (an array, or a
+        :class:`FeatureVector`) and the multipliers ``a``."""
+        w_mult = self._FtYv(a, w)
+        grad = self._stationarity_target(w) - w_mult
+        scale = (1.0 + fnorm(w) + fnorm(self._A_coef * self._FtPF_w(w))
+                 + fnorm(self._mean_coef * self._Fty_like(w)) + fnorm(w_mult))
+        return fnorm(grad), scale, grad
 
     # ---- KKT ---------------------------------------------------------------------------
     def _dual_value_at(self, point, dual):
@@ -329,7 +330,7 @@ class _MarginDistributionProblem(BiasFeature, BinaryProblem):
             return self._dual_value(dual)
         a = self._mult(dual)
         gamma = self.margins(w)
-        grad = self._stationarity_target(w) - self._FtYv(a, w)
+        grad = self._stationarity(w, a)[2]
         L = (self.primal_value(*point) - self._upper * float(np.sum(np.maximum(0.0, 1.0 - gamma)))
              + float(a @ (1.0 - gamma)))
         return L - 0.5 * grad.norm2()
@@ -347,18 +348,14 @@ class _MarginDistributionProblem(BiasFeature, BinaryProblem):
         xi = np.maximum(0.0, 1.0 - gamma)
         if sol is not None and np.shape(sol.variables.get("xi")) == (self.m,):
             xi = np.asarray(sol.variables["xi"], float)
-        w_mult = self._FtYv(a, w)
-        target = self._stationarity_target(w)
-        grad = target - w_mult
-        scale = (1.0 + fnorm(w) + fnorm(self._A_coef * self._FtPF_w(w))
-                 + fnorm(self._mean_coef * self._Fty_like(w)) + fnorm(w_mult))
+        g, scale, _ = self._stationarity(w, a)
         return {
             "primal feasibility": (self._slack_violation(gamma, sol), 1.0 + np.max(np.abs(gamma))),
             "dual feasibility": (box_violation(a, 0.0, self._upper), 1.0 + self._upper),
             "complementarity": (max(complementarity(a, gamma - 1.0 + xi),
                                     complementarity(self._upper - a, xi)),
                                 objective_scale(self, self.primal_value(w, b), sol)),
-            "stationarity": (fnorm(grad), scale),
+            "stationarity": (g, scale),
         }
 
     def dual_candidates(self, point, sol=None):

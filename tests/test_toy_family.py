@@ -71,15 +71,9 @@ def test_unregistered_problem_is_refused():
 
 
 def _run(argv, capsys):
-    from refmodels.cli import main
+    from test_cli import run_main            # the CLI's own test driver
 
-    try:
-        code = main([str(a) for a in argv])
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err, err
-    return code, out, err
+    return run_main(argv, capsys)
 
 
 def test_toy_family_served_by_certify_on_the_command_line(tmp_path, capsys):
