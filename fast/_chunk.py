@@ -50,3 +50,66 @@ def call(fn, *args):
         if isinstance(exc.__cause__, KeyboardInterrupt):
             raise KeyboardInterrupt from None
         raise
+
+
+def _lapack_dpotrf():
+    """LAPACK's ``dpotrf`` (SciPy's, through its Cython table) as a ctypes function, which
+    releases the interpreter while it runs; None where the table cannot be read."""
+    import ctypes
+
+    try:
+        from numba.extending import get_cython_function_address
+
+        address = get_cython_function_address("scipy.linalg.cython_lapack", "dpotrf")
+    except Exception:  # noqa: BLE001 - an unusual SciPy build: the plain call is used
+        return None
+    ptr = ctypes.POINTER(ctypes.c_int)
+    return ctypes.CFUNCTYPE(None, ctypes.c_char_p, ptr, ctypes.c_void_p, ptr, ptr)(address)
+
+
+def cholesky_lower(F):
+    """``F = L L^T`` in place: ``L`` in the lower triangle of the Fortran-ordered square
+    ``F`` (the upper triangle is left as it was). Returns LAPACK's ``info`` (``k > 0``: the
+    leading minor of order ``k`` is not positive definite).
+
+    One LAPACK call cannot be stopped, and it holds the interpreter when called from Python
+    (SciPy's wrapper), so Ctrl-C would wait for its end (tens of seconds at 15,000 points).
+    It runs here in a worker thread, through a ctypes call that releases the interpreter,
+    while this thread waits in short steps: Ctrl-C raises ``KeyboardInterrupt`` at once.
+    The worker then finishes the factorisation it started (LAPACK has no way to stop it) on
+    ``F``, which the caller drops; nothing else is touched, and an interpreter that exits
+    meanwhile waits for it."""
+    import ctypes
+    import threading
+
+    from scipy.linalg.lapack import dpotrf
+
+    m = F.shape[0]
+    if not (F.flags.f_contiguous and F.shape == (m, m)):
+        raise ValueError("cholesky_lower needs a square Fortran-ordered array")
+    fn = _lapack_dpotrf()
+    if fn is None:
+        c, info = dpotrf(F, lower=1, overwrite_a=1, clean=0)
+        if c is not F:
+            F[...] = c
+        return int(info)
+    n, info = ctypes.c_int(m), ctypes.c_int(0)
+
+    done = threading.Event()
+
+    def factor(F=F):
+        # the worker holds F itself (not only its address): after Ctrl-C the caller's
+        # frames are gone, and LAPACK must not write into freed memory
+        try:
+            fn(b"L", ctypes.byref(n), F.ctypes.data, ctypes.byref(n), ctypes.byref(info))
+        finally:
+            done.set()
+
+    # waiting on an Event, not Thread.join: a join interrupted by Ctrl-C can leave the
+    # thread's state lock held, and the interpreter's exit then waits for ever. Not a
+    # daemon: an interpreter that exits while LAPACK runs waits for it (OpenBLAS's threads
+    # shut down under a running factorisation crash the process)
+    threading.Thread(target=factor, name="refmodels-cholesky").start()
+    while not done.wait(0.05):
+        pass
+    return int(info.value)

@@ -62,20 +62,21 @@ import time
 import warnings
 
 import numpy as np
-from scipy.linalg import cho_factor, cho_solve
+from scipy.linalg import cho_solve
 
 from refmodels import regularizers as _regularizers
 from refmodels._validation import check_prox
 from refmodels.regularizers import GroupNorm
 from refmodels.solution import Solution, SolverError
 
-from . import _common, _methods, _prox
+from . import _chunk, _common, _methods, _prox
 
 DEFAULT_TOL = 1e-10
 DEFAULT_MAX_ITER = {"gd": 100000, "ppa": 100000, "linear_ppa": 100000, "apg": 50000}
 #: above this many points Q_D is built from kernel blocks without keeping the Gram beside it,
 #: and the closed form factors it by panels of columns with a progress bar (Ctrl-C between
-#: panels); below, Q_D is a copy of the Gram and the factorisation one LAPACK call
+#: panels); below, Q_D is a copy of the Gram and the factorisation one LAPACK call (in a
+#: worker thread, so that Ctrl-C is answered at once: :func:`fast._chunk.cholesky_lower`)
 LARGE_M = 20000
 CHOLESKY_PANEL = 256
 _BATCH_ELEMENTS = 2 ** 24
@@ -314,8 +315,11 @@ def _solve(prob, method, tol, max_iter, warm_start, options):
             factor = _cholesky_panels(A, progress)
         else:
             # A is symmetric: its transpose is the same matrix in Fortran order, which
-            # LAPACK factors in place (no m x m copy)
-            factor = cho_factor(A.T, lower=True, overwrite_a=True, check_finite=False)
+            # LAPACK factors in place (no m x m copy), in a call that Ctrl-C interrupts
+            failed = _chunk.cholesky_lower(A.T)
+            if failed:
+                raise SolverError(_not_pd(failed - 1, failed - 1))
+            factor = (A.T, True)
         W = np.empty((m, n_test))
         obj = np.empty(n_test)
         for sl in _batches(n_test, bs):
@@ -431,6 +435,12 @@ def _objective_smooth(factor, W, Kx):
     return 0.5 * np.einsum("ij,ij->j", LtW, LtW) - np.einsum("ij,ij->j", Kx, W)
 
 
+def _not_pd(first, last):
+    where = f"column {first}" if first == last else f"columns {first} to {last}"
+    return (f"DRM: Q_D + beta I is not numerically positive definite (its Cholesky "
+            f"factorisation failed in {where}): increase beta or scale the data")
+
+
 def _cholesky_panels(A, progress):
     """``A = L L^T`` in place (``L`` in the lower triangle of the C-ordered ``A``), panel of
     :data:`CHOLESKY_PANEL` columns after panel (left-looking: the panel is updated by the
@@ -455,10 +465,7 @@ def _cholesky_panels(A, progress):
             try:
                 L11 = np.linalg.cholesky(A[k:e, k:e])
             except np.linalg.LinAlgError:
-                raise SolverError(f"DRM: Q_D + beta I is not numerically positive definite "
-                                  f"(its Cholesky factorisation failed in columns {k} to "
-                                  f"{e - 1}): "
-                                  "increase beta or scale the data") from None
+                raise SolverError(_not_pd(k, e - 1)) from None
             A[k:e, k:e] = L11
             if e < m:
                 A[e:, k:e] = solve_triangular(L11, A[e:, k:e].T, lower=True,

@@ -232,13 +232,43 @@ def _drr_check(prob, sol, tol):
         return {"finite": np.inf}, None
     n = W.shape[1]
     cols = np.unique(np.linspace(0, n - 1, min(DRM_CHECK_COLUMNS, n)).astype(int))
-    K, Wc = prob.gram, W[:, cols]          # built by the solve; H and B are never formed
-    QW = K @ Wc + prob.beta * Wc
-    if prob.alpha != 0.0:                  # alpha (H - B) Wc, H = diag K, B = blocks K_c / n_c
-        QW += prob.alpha * np.diag(K)[:, None] * Wc
-        for g in prob.groups:
-            QW[g] -= (prob.alpha / g.size) * (K[np.ix_(g, g)] @ Wc[g])
+    Wc = W[:, cols]
+    QW = _drm_times(prob, Wc) + prob.beta * Wc
     Kx = prob.K_x[:, cols]
     r = np.linalg.norm(QW - Kx, axis=0) / (1.0 + np.linalg.norm(Kx, axis=0)
                                             + np.linalg.norm(QW, axis=0))
     return {f"(Q_D + beta I) w = K_x ({cols.size} test points)": float(np.max(r))}, None
+
+
+def _drm_times(prob, V):
+    """``Q_D V = K V + alpha (H - B) V`` (``H = diag K``, ``B`` the blocks ``K_c / n_c``; neither
+    formed). Up to :data:`refmodels.reference.AUTO_REFERENCE_MAX_M` points, or on a
+    precomputed kernel, from the Gram (the closed form built it); above, in one pass over
+    blocks of kernel rows, ``O(m x block)`` memory: the Gram of a large DRM is never built
+    (the closed form works in ``Q_D``'s own array). The way depends on the size alone."""
+    from .reference import AUTO_REFERENCE_MAX_M
+
+    m, alpha = prob.m, prob.alpha
+    if m <= AUTO_REFERENCE_MAX_M or prob.kernel.is_precomputed:
+        K = prob.gram
+        QV = K @ V
+        if alpha != 0.0:
+            QV += alpha * np.diag(K)[:, None] * V
+            for g in prob.groups:
+                QV[g] -= (alpha / g.size) * (K[np.ix_(g, g)] @ V[g])
+        return QV
+    label = np.empty(m, dtype=np.intp)
+    for i, g in enumerate(prob.groups):
+        label[g] = i
+    QV = np.empty_like(V)
+    step = max(1, 2 ** 22 // m)                 # a block of kernel rows: at most 32 MB
+    for s in range(0, m, step):
+        r = np.arange(s, min(m, s + step))
+        Kb = prob._finite_kernel(np.asarray(prob.kernel.cross(prob.X[r], prob.X)))
+        QV[r] = Kb @ V
+        if alpha != 0.0:
+            QV[r] += alpha * Kb[np.arange(r.size), r][:, None] * V[r]
+            for i in np.unique(label[r]):
+                rows, g = np.flatnonzero(label[r] == i), prob.groups[i]
+                QV[r[rows]] -= (alpha / g.size) * (Kb[np.ix_(rows, g)] @ V[g])
+    return QV

@@ -412,3 +412,76 @@ def test_large_m_closed_form_refuses_a_q_that_is_not_positive_definite(monkeypat
                kernel=rm.kernels.Polynomial(degree=1, gamma=1.0, coef0=0.0))
     with pytest.raises(rm.SolverError, match="not numerically positive definite"):
         fast.solve(p)
+
+
+def test_closed_form_refuses_a_q_that_is_not_positive_definite():
+    X = np.ones((40, 2))                        # as above, on the one-call LAPACK path
+    y = np.r_[np.zeros(20, int), np.ones(20, int)]
+    p = rm.DRM(X, y, X[:2], alpha=0.0, beta=1e-300,
+               kernel=rm.kernels.Polynomial(degree=1, gamma=1.0, coef0=0.0))
+    with pytest.raises(rm.SolverError, match="not numerically positive definite"):
+        fast.solve(p)
+
+
+def test_closed_form_factor_is_lapacks():
+    """The worker-thread factorisation is LAPACK's own: the same bits as SciPy's call."""
+    from scipy.linalg import cho_factor, cho_solve
+
+    r = np.random.default_rng(3)
+    X, Xt = r.normal(size=(300, 4)), r.normal(size=(5, 4))
+    y = np.repeat([0, 1, 2], 100)
+    p = rm.DRM(X, y, Xt, alpha=0.3, beta=0.5, kernel=rm.kernels.RBF(0.4))
+    sol = fast.solve(p, method="closed_form")
+    Q = fast_drr.DenseQ(p).Q
+    Q[np.diag_indices_from(Q)] += p.beta
+    W = cho_solve(cho_factor(Q.T, lower=True), fast_drr._Kx(p, slice(0, 5)))
+    assert np.array_equal(sol.coef, W)
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.6])
+def test_cheap_check_of_a_large_drm_never_builds_the_gram(alpha, monkeypatch):
+    """Above ``AUTO_REFERENCE_MAX_M`` points the closed form's cheap check evaluates
+    ``(Q_D + beta I) w`` in one pass over kernel rows: the Gram is never built (its builder
+    is patched to raise), and the residual is the Gram-based one to round-off."""
+    from refmodels import cheap
+    from refmodels.reference import AUTO_REFERENCE_MAX_M
+
+    m = AUTO_REFERENCE_MAX_M + 150
+    r = np.random.default_rng(9)
+    X, Xt = r.normal(size=(m, 4)), r.normal(size=(20, 4))
+    y = r.integers(0, 4, size=m)
+    p = rm.DRM(X, y, Xt, alpha=alpha, beta=0.3, kernel=rm.kernels.RBF(0.3))
+    V = r.normal(size=(m, 3))
+    by_gram = cheap._drm_times(rm.DRM(X[:AUTO_REFERENCE_MAX_M], y[:AUTO_REFERENCE_MAX_M],
+                                      Xt, alpha=alpha, beta=0.3,
+                                      kernel=rm.kernels.RBF(0.3)), V[:AUTO_REFERENCE_MAX_M])
+    small = rm.DRM(X[:AUTO_REFERENCE_MAX_M], y[:AUTO_REFERENCE_MAX_M], Xt, alpha=alpha,
+                   beta=0.3, kernel=rm.kernels.RBF(0.3))
+    K = small.gram                                     # the small problem's path, by hand
+    Q = K + alpha * np.diag(np.diag(K))
+    for g in small.groups:
+        Q[np.ix_(g, g)] -= (alpha / g.size) * K[np.ix_(g, g)]
+    assert np.allclose(by_gram, Q @ V[:AUTO_REFERENCE_MAX_M], rtol=0, atol=1e-11)
+
+    monkeypatch.setattr(fast_drr, "LARGE_M", 1000)     # Q_D from kernel blocks as well
+
+    def no_gram(self):
+        raise AssertionError("the Gram was built")
+
+    monkeypatch.setattr(type(p), "gram", property(no_gram))
+    blocks = cheap._drm_times(p, V)
+    monkeypatch.undo()
+    K = p.gram
+    Q = K + alpha * np.diag(np.diag(K))
+    for g in p.groups:
+        Q[np.ix_(g, g)] -= (alpha / g.size) * K[np.ix_(g, g)]
+    assert np.allclose(blocks, Q @ V, rtol=0, atol=1e-11 * np.abs(Q @ V).max())
+
+    monkeypatch.setattr(fast_drr, "LARGE_M", 1000)
+    monkeypatch.setattr(type(p), "gram", property(no_gram))
+    p2 = rm.DRM(X, y, Xt, alpha=alpha, beta=0.3, kernel=rm.kernels.RBF(0.3))
+    s = fast.solve(p2, progress=False)
+    assert s.status == "optimal"
+    cert = p2.certify(s, mode="cheap")
+    (name, value), = cert.residuals.items()
+    assert "(Q_D + beta I) w = K_x" in name and cert.ok, cert

@@ -105,6 +105,10 @@ CHILD = textwrap.dedent('''
                                      alpha=0.5, beta=0.2, q=2, r=1, rho="identity",
                                      kernel=RBF(0.1)), 60, 3000,
                     dict(method="apg", tol=1e-14), None),
+        # one LAPACK call, run in a worker thread (fast._chunk.cholesky_lower)
+        "DRM closed form": (lambda m: rm.DRM(*binary(m, 10), binary(20, 10, seed=1)[0],
+                                             alpha=0.5, beta=0.2, kernel=RBF(0.1)), 60,
+                            10000, dict(method="closed_form"), None),
         "MKLm smo": (lambda m: rm.MKLm(*binary(m, 10), kernels=[RBF(0.05), RBF(0.5),
                                                                  rm.kernels.Linear()],
                                        C1=64.0, C2=32.0, eps=0.3), 100, 2400, {}, None,
@@ -144,7 +148,9 @@ CHILD = textwrap.dedent('''
 CASES = {"SVM dcd linear": DELAY, "ODM dcd kernel cache": DELAY, "SVM smo": DELAY,
          "LDM smo": 3.0, "SVMm smo": DELAY, "ODM tron": DELAY, "ODM svrg": DELAY,
          "ODML asgd": DELAY, "McODM bcd": DELAY, "MKLm smo": DELAY,
-         "ODM kernel newton": DELAY, "DRR apg": DELAY}
+         "ODM kernel newton": DELAY, "DRR apg": DELAY,
+         # its first seconds build the Gram (interruptible too); then the factorisation
+         "DRM closed form": 6.0}
 
 
 def _lines(proc, out):
