@@ -85,12 +85,26 @@ def _with_default(values, default):
 # ---------------------------------------------------------------------------------------
 # one task: one fold, one value of the non-path hyperparameters, the whole path
 # ---------------------------------------------------------------------------------------
+#: a fold whose training part has at most this many rows runs with one BLAS thread: its
+#: factorisations (at most this size squared) gain little from a second thread, and on a
+#: busy machine the threads' contention makes each small LAPACK call many times slower;
+#: the parallelism of a search is its tasks (``n_jobs``)
+ONE_BLAS_THREAD_MAX_M = 2000
+
+
 def _fold_path(*args):
     """:func:`_fold_path_in` inside a workspace of its own (the fold's data: its Gram,
-    feature map and TRON rows shared by the fold's path, dropped afterwards)."""
+    feature map and TRON rows shared by the fold's path, dropped afterwards), with one BLAS
+    thread on a small fold (:data:`ONE_BLAS_THREAD_MAX_M`)."""
+    import contextlib
+
+    from threadpoolctl import threadpool_limits
+
     from refmodels.workspace import using
 
-    with using(None):
+    small = args[2].shape[0] <= ONE_BLAS_THREAD_MAX_M
+    with using(None), (threadpool_limits(limits=1, user_api="blas") if small
+                       else contextlib.nullcontext()):
         return _fold_path_in(*args)
 
 

@@ -460,3 +460,30 @@ def test_lean_paths_give_the_table_of_fast_path(monkeypatch, scale):
             np.testing.assert_allclose(res["mean_test_score"], full["mean_test_score"],
                                        atol=1e-12)
             np.testing.assert_array_equal(res["n_fits_not_optimal"], full["n_fits_not_optimal"])
+
+
+def test_small_folds_run_with_one_blas_thread(monkeypatch):
+    """A fold of at most ONE_BLAS_THREAD_MAX_M rows runs its path with one BLAS thread (its
+    small factorisations; the search's parallelism is its tasks); a larger one as set."""
+    from threadpoolctl import threadpool_info
+
+    import fast.cv as fcv
+
+    seen = []
+
+    def record(*args):
+        seen.append(max((p["num_threads"] for p in threadpool_info()
+                         if p["user_api"] == "blas"), default=1))
+        return np.ones(len(args[9])), np.zeros(len(args[9])), np.zeros(len(args[9])), \
+            np.zeros(len(args[9]), dtype=np.int64), None
+
+    monkeypatch.setattr(fcv, "_fold_path_in", record)
+    X = np.random.default_rng(0).normal(size=(60, 3))
+    args = (None, None, X, None, None, None, None, None, "lam", [1.0, 2.0])
+    fcv._fold_path(*args)
+    monkeypatch.setattr(fcv, "ONE_BLAS_THREAD_MAX_M", 10)
+    fcv._fold_path(*args)
+    outside = max((p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"),
+                  default=1)
+    assert seen[0] == 1
+    assert seen[1] == outside
