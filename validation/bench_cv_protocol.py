@@ -1,4 +1,4 @@
-"""Issue 13: the seeds' full linear ODM protocol in one call, against GridSearchCV.
+"""The seeds' full linear ODM protocol in one call, against GridSearchCV.
 
 Grid (seed 002 §6): ``lam`` in ``{2^0, 2^2, ..., 2^20}`` x ``mu`` in ``{0.2, 0.4, 0.6, 0.8}`` x
 ``theta`` in ``{0.2, 0.4, 0.6, 0.8}`` = 176 candidates, 5-fold (880 fits), on 7,000 points of
@@ -73,10 +73,7 @@ def main():
 
     def run_gs():
         # GridSearchCV over the plain estimator, run in full (880 cold fits + the refit):
-        # since the plain ODMClassifier defaults to TRON a fit takes milliseconds. (Before
-        # session 11 it was extrapolated from 11 timed candidates, each timed with
-        # GridSearchCV's refit on all 7,000 points: 80 refits counted per candidate, in
-        # GridSearchCV's disfavour.)
+        # the plain ODMClassifier defaults to TRON, so a fit takes milliseconds
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             return GridSearchCV(ODMClassifier(kernel="linear"), grid, cv=5,

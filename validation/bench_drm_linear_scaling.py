@@ -1,4 +1,4 @@
-"""Issue 7, benchmark 2: the seed's cost claim (seed 004 §VI, Alg. 5 and Alg. 6): linear-kernel
+"""The seed's cost claim (seed 004 §VI, Alg. 5 and Alg. 6): linear-kernel
 DRM by ``linear_ppa`` and ``apg`` costs O(n p) per iteration, never forming the n x n Gram,
 so the time grows linearly in n (n from 10^4 to 10^6, p = 10; ``--quick``: to 10^5). Plot:
 ``validation/plots/drm_linear_scaling.png``.

@@ -1,4 +1,4 @@
-"""Seed 002's linear ODM protocol with and without the regularized intercept (issue 31).
+"""Seed 002's linear ODM protocol with and without the regularized intercept.
 
 The protocol: every point of a binary set scaled to [0, 1] per feature, a stratified 80/20
 split (seed 0), ``fast.ODMClassifierCV(kernel="linear")`` over seed 002's grid (``lam`` in
@@ -70,8 +70,8 @@ def main():
     p.add_argument("--svmguide1", metavar="DIR", default=None,
                    help="also run svmguide1 from DIR (svmguide1, svmguide1.t; LIBSVM format)")
     args = p.parse_args()
-    R = H.Report("Seed 002's linear ODM protocol with and without the regularized intercept "
-                 "(issue 31)", args)
+    R = H.Report("Seed 002's linear ODM protocol with and without the regularized intercept",
+                 args)
     from sklearn.model_selection import train_test_split
 
     from fast.cv import ODMClassifierCV

@@ -1,4 +1,4 @@
-"""Issue 5, benchmark 2: kernel ODM (RBF, m = 800) by the fast DCD against the reference
+"""Kernel ODM (RBF, m = 800) by the fast DCD against the reference
 CVXPY dual (``refmodels.ODM.solve(form="dual")``, Clarabel).
 
 Target: >= 500x faster at relative objective gap <= 1e-6 (both objectives are SPEC §4's

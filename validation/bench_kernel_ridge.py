@@ -1,4 +1,4 @@
-"""Issue 7, benchmark 1: DRM (SPEC §8, seed 004 eq. 13) with alpha = 0 by the fast closed
+"""DRM (SPEC §8, seed 004 eq. 13) with alpha = 0 by the fast closed
 form against ``sklearn.kernel_ridge.KernelRidge`` on n = 4,000 training and 2,000 test points
 (RBF); and DRM with alpha > 0 at the same size.
 

@@ -1,4 +1,4 @@
-"""Issue 5, benchmark 3: ODM by the fast DCD against the ODM authors' LIBODM
+"""ODM by the fast DCD against the ODM authors' LIBODM
 (Avanti1980/libodm), RBF m = 3,000 and linear 100,000 x 20, LIBODM's dual coordinate
 descent (``-s 0``) at ``eps = 1e-3``.
 
@@ -19,7 +19,7 @@ ODM has no intercept). Its model gives ``w`` (linear) or ``sv_coef = y_i (zeta_i
 (kernel: ``nu``, SPEC's coefficients). Both sides stop on the projected-gradient spread
 ``PGmax - PGmin <= eps`` of the same dual; the fast DCD (``method="dcd"``) is run at the
 same ``tol`` and at its default (tight) tolerance, and ``fast.solve``'s default method
-(``"auto"`` since issue 13: TRON on the linear kernel) beside them. Objectives: SPEC §4's
+(``"auto"``: TRON on the linear kernel) beside them. Objectives: SPEC §4's
 ``f_O`` by ``ODM.primal_value`` at each side's point.
 
 Target: fast / LIBODM <= 1.0 at an objective no worse than LIBODM's.

@@ -1,4 +1,4 @@
-"""Issue 5, benchmarks 4-5: linear ODM by the fast DCD and by SVRG against LIBLINEAR's
+"""Linear ODM by the fast DCD and by SVRG against LIBLINEAR's
 L2-loss SVM dual (``sklearn.svm.LinearSVC(loss="squared_hinge", dual=True,
 fit_intercept=False)``, the closest solver in scikit-learn) on the same data, and the
 scaling in m from 10^4 to 10^6 (``--quick``: to 10^5); plot ``validation/plots/linear_scaling.png``.

@@ -1,4 +1,4 @@
-"""Issue 5, benchmark 1: linear SVM (hinge, no intercept) by the fast DCD against LIBLINEAR
+"""Linear SVM (hinge, no intercept) by the fast DCD against LIBLINEAR
 (``sklearn.svm.LinearSVC(loss="hinge", dual=True, fit_intercept=False)``) and skglm's numba
 ``LinearSVC`` on 20,000 x 100 dense data, C = 0.1, the same tolerance.
 

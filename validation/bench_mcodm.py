@@ -1,4 +1,4 @@
-"""Issue 7, benchmark 3: mcODM (SPEC §5, seed 002 Alg. 3) by the fast block coordinate
+"""McODM (SPEC §5, seed 002 Alg. 3) by the fast block coordinate
 descent against the reference outer loop (``refmodels.McODM.solve()``: the same Alg. 3 with
 CVXPY/Clarabel solves of the relaxed dual, eq. 23) at m = 300, k = 4 (RBF): target >= 100x
 faster. Both start from W = 0; the relaxed objective of the last round (eq. 20) and the

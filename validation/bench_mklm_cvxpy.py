@@ -1,4 +1,4 @@
-"""Issue 6, benchmark 3: MKLm (SPEC §7) with three base kernels, m = 300, by the fast
+"""MKLm (SPEC §7) with three base kernels, m = 300, by the fast
 reduced-gradient solver (``fast/mklm.py``) against the reference CVXPY forms
 (``refmodels.MKLm.solve(form="dual")``, the QCQP, and ``form="primal"``, eq. 22; Clarabel).
 

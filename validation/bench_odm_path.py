@@ -1,4 +1,4 @@
-"""Issue 13: ODM along the seeds' regularization grid, fast paths against LIBODM's dual CD.
+"""ODM along the seeds' regularization grid, fast paths against LIBODM's dual CD.
 
 * **Linear**, ``lam`` in ``{2^0, 2^2, ..., 2^20}`` (11 points), on spambase (KEEL, 4,597 x 57,
   features scaled to [0, 1]; ``validation/data/keel/balanced/spambase.dat``), ``mu = 0.8``,
@@ -20,7 +20,7 @@
 * ``--auto``: the measurements behind ``method="auto"`` (DCD, TRON, SVRG; see
   ``fast/odm.py``'s ``choose_method``).
 * ``--default``: the A/B behind ``fast.solve``'s default for ODM (``method=None`` is
-  ``"auto"`` since issue 13; it was ``"dcd"``): both on the KEEL sets, features in [0, 1]
+  ``"auto"``; it used to be ``"dcd"``): both on the KEEL sets, features in [0, 1]
   and raw, linear and RBF along lam, tiny subsets, CSR; every point's status checked
   against its certificate (``--default --default-only linear|csr|tiny --repeat 1``,
   ``--default --default-only rbf --repeat 2``; all groups in one run without
@@ -308,7 +308,7 @@ DEFAULT_RBF_SETS = DEFAULT_SETS[:-1]
 
 
 def default_case(R, args):
-    """``method="dcd"`` (``fast.solve``'s default for ODM before issue 13) against
+    """``method="dcd"`` (``fast.solve``'s former default for ODM) against
     ``method="auto"`` (the default since), each point solved by both in turn, after a
     warm-up compile, CPU seconds (``time.process_time``): on the KEEL sets features scaled
     to [0, 1] and raw, linear (lam = 2^0, 2^2, ..., 2^20; also as CSR) and RBF

@@ -1,4 +1,4 @@
-"""Issue 6, benchmark 1: SVM with intercept (SPEC §1, ``fit_intercept=True``), RBF kernel, by
+"""SVM with intercept (SPEC §1, ``fit_intercept=True``), RBF kernel, by
 the fast SMO against LIBSVM through ``sklearn.svm.SVC`` (same C, gamma, tol, cache_size),
 m = 6,000 at tol 1e-3; also m = 20,000 with a bounded cache (100 MB on both sides).
 

@@ -1,4 +1,4 @@
-"""Issue 6, benchmark 2: SVMm (SPEC §6; RBF, with intercept, m = 1,000) by the fast SMO
+"""SVMm (SPEC §6; RBF, with intercept, m = 1,000) by the fast SMO
 against the reference CVXPY dual (``refmodels.SVMm.solve(form="dual")``, Clarabel).
 
 Target: >= 100x faster. The objective gap (SPEC §6's primal recomputed by

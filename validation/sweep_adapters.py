@@ -1,4 +1,4 @@
-"""Sweep of the adapters (issue 14): foreign solvers' points certified on every real set.
+"""Sweep of the adapters: foreign solvers' points certified on every real set.
 
 For every set of ``validation/data/keel/{balanced,imbalanced}/*.dat`` (binary as
 ``bench_odm_path.binary``: the last sorted class is +1, the others -1; at most ``--max-m``

@@ -1,4 +1,4 @@
-"""Issue 13: every point of every regularization path certified, on every real set.
+"""Every point of every regularization path certified, on every real set.
 
 For each data set x family x kernel x scaling, ``fast.path(prob, <param>=grid,
 certify=True)`` runs the seeds' grid ``{2^0, 2^2, ..., 2^20}`` (11 values of ``lam`` for

@@ -1,4 +1,4 @@
-"""Issue 11: random sweeps at every scale, both layers, every family.
+"""Random sweeps at every scale, both layers, every family.
 
 For each family, draws random problems with unscaled features (a scale 10^U(-3, 3) on the
 features, or raw data with a polynomial kernel so that Gram entries reach 1e8), RBF,
