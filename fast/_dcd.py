@@ -68,7 +68,7 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
-from . import _chunk
+from . import _chunk, _common
 from . import _kernels as _K
 from ._chunk import PAUSED
 # the epochs (numba) and their records
@@ -192,6 +192,17 @@ def _blas_one_thread(fn):
 
 
 @_blas_one_thread
+def warm_box(warm_start, box, m):
+    """The starting point of the box dual ``box`` (:class:`refmodels._box.BoxDual`):
+    ``warm_start``'s variables of ``box.names`` (validated against the box), one block of
+    ``m`` after the other, or zeros."""
+    k = len(box.names)
+    if warm_start is None:
+        return np.zeros(k * m)
+    return np.concatenate(_common.warm_values(warm_start, box.names, (m,) * k, (0.0,) * k,
+                                              tuple(float(h) for h in box.hi)))
+
+
 def run(oracle, *, sign, lo, hi, p, dg, alpha0, u0=None, tol, max_iter, seed, shrinking=True,
         polish=True, polish_every=50, polish_max=1500, polish_stable_only=False,
         primal=None, gap_tol=None, gap_target=None, lowrank_polish=True,

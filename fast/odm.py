@@ -63,15 +63,6 @@ SVRG_DEFAULT_TOL = 1e-6
 SVRG_DEFAULT_MAX_ITER = 1000
 
 
-def primal_objective(prob, gamma, wnorm2):
-    """``f_O`` (eq. 18) from the margins and ``||w||^2``."""
-    th = prob.theta
-    xi = np.maximum(0.0, 1.0 - th - gamma)
-    eps = np.maximum(0.0, gamma - 1.0 - th)
-    c = prob.c
-    return 0.5 * wnorm2 + c * float(xi @ xi + prob.mu * (eps @ eps))
-
-
 def _dcd_method(prob, tol, max_iter, random_state, warm_start, **options):
     """``method="dcd"`` (seed 002 Alg. 1, module docstring). Options: ``shrinking`` (True),
     ``polish`` (True), ``cache_size`` (MB, 200), ``path``
@@ -80,7 +71,7 @@ def _dcd_method(prob, tol, max_iter, random_state, warm_start, **options):
     a = prob.a
     # the default is on the slack stationarity of eq. 14: PG_zeta = a zeta - xi and
     # PG_beta = (a/mu) beta - eps, so |zeta - xi/a| = |PG|/a: scale by min(1, a, a/mu)
-    # (mu = 0: the beta copies are fixed at 0, see below)
+    # (mu = 0: the beta copies are fixed at 0, see ODM.box_dual)
     default_tol = _dcd.DEFAULT_TOL * min(1.0, a, a / prob.mu if prob.mu > 0 else a)
     _, tol, max_iter = _common.check_common("dcd", METHODS, tol, max_iter, default_tol, None)
     shrinking = _common.check_bool(options.pop("shrinking", True), "shrinking")
@@ -93,36 +84,25 @@ def _dcd_method(prob, tol, max_iter, random_state, warm_start, **options):
     if options:
         raise ValueError(f"unknown options {sorted(options)} for the ODM DCD solver")
     t0 = time.perf_counter()
-    m, y, th, mu = prob.m, prob.y, prob.theta, prob.mu
-    if warm_start is not None:
-        z0, b0 = _common.warm_values(warm_start, ("zeta", "beta"), (m, m), (0.0, 0.0),
-                                  (np.inf, np.inf if mu > 0 else 0.0))
-        alpha0 = np.concatenate([z0, b0])
-    else:
-        alpha0 = np.zeros(2 * m)
+    m, y = prob.m, prob.y
+    box = prob.box_dual                       # zeta and beta: two signed copies of each point
+    alpha0 = _dcd.warm_box(warm_start, box, m)
     path = _K.choose_path(prob, path, cache_size)
     if path == "gram":
         _K.build_gram(prob)                   # the RBF Gram in one pass (kept on prob)
     oracle = _dcd.oracle_for(prob, path, cache_size)
-    # two signed copies of each point: zeta (sign +1) and beta (sign -1)
-    sign = np.array([1.0, -1.0])
-    p = np.array([th - 1.0, th + 1.0])
-    # mu = 0 (no loss above the band): the beta copies' box is [0, 0] (their curvature is
-    # then any positive number: they never move)
-    dg = np.array([a, a / mu if mu > 0 else a])
-    hi = np.array([np.inf, np.inf if mu > 0 else 0.0])
-    alpha, u, s, w, info = _dcd.run(oracle, sign=sign, lo=0.0, hi=hi, p=p, dg=dg,
+    alpha, u, s, w, info = _dcd.run(oracle, sign=box.sign, lo=0.0, hi=box.hi, p=box.p, dg=box.dg,
                                     alpha0=alpha0, tol=tol, max_iter=max_iter,
                                     seed=_common.seed_from(random_state),
                                     shrinking=shrinking, polish=polish,
-                                    primal=lambda al, uu, ss, ww: primal_objective(
-                                        prob, ss, float(uu @ ss)),
+                                    primal=lambda al, uu, ss, ww: prob.objective_from_margins(
+                                        ss, float(uu @ ss)),
                                     gap_tol=gap_tol,
                                     gap_target=_common.relative_gap_target(gap_tol, prob))
     zeta, beta = alpha[:m].copy(), alpha[m:].copy()
     coef = y * u                                   # nu = Y (zeta - beta)
     # s = Q u = y * (G nu): the margins; ||w||^2 = nu^T G nu = u^T s
-    objective = primal_objective(prob, s, float(u @ s))
+    objective = prob.objective_from_margins(s, float(u @ s))
     variables = {"zeta": zeta, "beta": beta}
     if w is not None:
         variables["w"] = w
@@ -182,7 +162,7 @@ def _solve_svrg(prob, tol, max_iter, random_state, warm_start, step=None, snapsh
                           f"{float(step):.3e}): the iterates diverged or the problem's numbers "
                           f"are beyond float64{_common.scale_hint(prob)}")
     gamma = data.margins(w)
-    objective = primal_objective(prob, gamma, float(w @ w))
+    objective = prob.objective_from_margins(gamma, float(w @ w))
     a = prob.a
     zeta = np.maximum(0.0, 1.0 - th - gamma) / a          # eq. 14: zeta = xi / a
     beta = mu * np.maximum(0.0, gamma - 1.0 - th) / a      # beta = mu eps / a
@@ -257,7 +237,7 @@ def _solve_tron(prob, tol, max_iter, random_state, warm_start, max_cg=None, **op
                           f"{tinfo['f']!r}, ||grad|| = {tinfo['grad_norm']!r}): the "
                           f"problem's numbers are beyond float64 at this scale"
                           f"{_common.scale_hint(prob)}")
-    objective = primal_objective(prob, gamma, float(w @ w))
+    objective = prob.objective_from_margins(gamma, float(w @ w))
     a = prob.a
     zeta = np.maximum(0.0, 1.0 - th - gamma) / a          # eq. 14: zeta = xi / a
     beta = mu * np.maximum(0.0, gamma - 1.0 - th) / a      # beta = mu eps / a
@@ -270,7 +250,7 @@ def _solve_tron(prob, tol, max_iter, random_state, warm_start, max_cg=None, **op
     coef = y * (zeta - beta)
     wc = np.asarray(prob.X.T @ coef).ravel()
     gamma_c = y * np.asarray(prob.X @ wc).ravel()
-    obj_c = primal_objective(prob, gamma_c, float(wc @ wc))
+    obj_c = prob.objective_from_margins(gamma_c, float(wc @ wc))
     # ... and the same multipliers (eq. 14 at the margins of X^T coef)
     mult_c = np.concatenate([np.maximum(0.0, 1.0 - th - gamma_c),
                              mu * np.maximum(0.0, gamma_c - 1.0 - th)]) / a

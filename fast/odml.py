@@ -80,15 +80,6 @@ def odml_params(prob):
     return prob.odml_params
 
 
-def primal_objective(gamma, wnorm2, lam, mu1, mu2):
-    """ODML primal (seed 002 eq. 4) from the margins and ``||w||^2``; equals LDM's."""
-    m = gamma.shape[0]
-    gm = float(np.mean(gamma))
-    gv = float(np.mean((gamma - gm) ** 2))
-    return (0.5 * wnorm2 + mu1 * gv - mu2 * gm
-            + lam / m * float(np.sum(np.maximum(0.0, 1.0 - gamma))))
-
-
 def woodbury_data(G, y, c):
     """``(H, solve)``: ``H = Y G (I + AG)^{-1} Y`` (SPEC §2, the stable form of
     :func:`refmodels.odml.woodbury_H`) and ``solve(u) = (I + AG)^{-1} u``
@@ -205,7 +196,7 @@ def _dcd_method(prob, tol, max_iter, random_state, warm_start, **options):
         # s = H v = gamma; G nu = Y s; nu = Yv - A (G nu),  A z = c (z - y (y^T z)/m)
         Gnu = y * s
         coef = y * v - c * (Gnu - y * (y @ Gnu) / m)
-        return primal_objective(s, float(coef @ Gnu), lam, mu1, mu2)
+        return prob.objective_from_margins(s, float(coef @ Gnu))
 
     alpha, v, s, u, info = _dcd.run(oracle, sign=1.0, lo=0.0, hi=upper, p=-1.0,
                                     dg=0.0, alpha0=alpha0, u0=np.full(m, mu2 / m), tol=tol,
@@ -221,7 +212,7 @@ def _dcd_method(prob, tol, max_iter, random_state, warm_start, **options):
         coef = wsolve(y * v)
     else:
         coef = y * v - c * (Gnu - y * (y @ Gnu) / m)
-    objective = primal_objective(s, float(coef @ Gnu), lam, mu1, mu2)
+    objective = prob.objective_from_margins(s, float(coef @ Gnu))
     variables = {name: alpha}
     if path == "linear":
         w = u if L is None else sla.solve_triangular(L, u, lower=True, trans="T")
@@ -268,7 +259,7 @@ def _solve_smo(prob, tol, max_iter, random_state, warm_start, cache_size=None, p
         gamma = H @ v                                   # exact, no drift of the SMO's G
         coef = wsolve(y * v)                            # nu = (I + AG)^{-1} Y v
         Gnu = y * gamma                                 # G nu = Y H v
-        objective = primal_objective(gamma, float(coef @ Gnu), lam, mu1, mu2)
+        objective = prob.objective_from_margins(gamma, float(coef @ Gnu))
         dual = float(np.sum(alpha) - 0.5 * float(v @ gamma))
         # the SMO's refinement measures the gap of its box QP; the family's gap P - D can
         # be larger by the loss weights (ODML, two RBF points, lam = 10, P* ~ 1e-15, unit
@@ -321,7 +312,7 @@ def _solve_asgd(prob, tol, max_iter, random_state, warm_start, eta0=None, t0=Non
                           f"diverged or the problem's numbers are beyond float64"
                           f"{_common.scale_hint(prob)}")
     gamma = data.margins(w)
-    objective = primal_objective(gamma, float(w @ w), lam, mu1, mu2)
+    objective = prob.objective_from_margins(gamma, float(w @ w))
     n_iter, gnorm = int(stats[0]), float(stats[1])
     converged = gnorm <= tol
     info = {"path": "linear", "method": "asgd", "subgrad_norm": gnorm, "residual": gnorm,

@@ -65,19 +65,18 @@ def _dcd_method(prob, tol, max_iter, random_state, warm_start, **options):
     _, tol, max_iter = _common.check_common("dcd", ("dcd",), tol, max_iter, _dcd.DEFAULT_TOL,
                                             None)
     t0 = time.perf_counter()
-    m, C, y = prob.m, prob.C, prob.y
+    m, y = prob.m, prob.y
+    box = prob.box_dual
 
     def primal(alpha, u, s, w):
         # s = Q alpha = y * (G coef): the margins; ||w||^2 = coef^T G coef = alpha^T s
-        return 0.5 * float(alpha @ s) + C * float(np.sum(np.maximum(0.0, 1.0 - s)))
+        return prob.objective_from_margins(s, float(alpha @ s))
 
-    if warm_start is not None:
-        (alpha0,) = _common.warm_values(warm_start, ("alpha",), (m,), (0.0,), (C,))
-    else:
-        alpha0 = np.zeros(m)
+    alpha0 = _dcd.warm_box(warm_start, box, m)
     path = _K.choose_path(prob, path, cache_size)
     oracle = _dcd.oracle_for(prob, path, cache_size)
-    alpha, u, s, w, info = _dcd.run(oracle, sign=1.0, lo=0.0, hi=C, p=-1.0, dg=0.0,
+    alpha, u, s, w, info = _dcd.run(oracle, sign=box.sign, lo=0.0, hi=box.hi, p=box.p,
+                                    dg=box.dg,
                                     alpha0=alpha0, tol=tol, max_iter=max_iter,
                                     seed=_common.seed_from(random_state),
                                     shrinking=shrinking, polish=polish, primal=primal,

@@ -275,6 +275,19 @@ class ODM(BiasFeature, BinaryProblem):
         """``f_O(w)`` of seed 002 eq. 18 (kernelised through ``F``)."""
         return self.objective_from_margins(self.margins(w), self._norm2(w))
 
+    @property
+    def box_dual(self):
+        """Eq. 15 as the box QP of :class:`refmodels._box.BoxDual`: ``zeta`` (sign +1,
+        ``p = theta - 1``, diagonal ``a``) and ``beta`` (sign -1, ``p = theta + 1``, diagonal
+        ``a / mu``), both unbounded above. At ``mu = 0`` (no loss above the band) ``beta``'s
+        box is ``[0, 0]``, its diagonal any positive number (``a``): it never moves."""
+        from ._box import BoxDual
+
+        a, th, mu = self.a, self.theta, self.mu
+        return BoxDual(("zeta", "beta"), np.array([1.0, -1.0]), np.array([th - 1.0, th + 1.0]),
+                       np.array([a, a / mu if mu > 0 else a]),
+                       np.array([np.inf, np.inf if mu > 0 else 0.0]))
+
     def objective_from_margins(self, gamma, wnorm2):
         """``f_O`` (seed 002 eq. 18) from the margins and ``||w||^2``."""
         xi, eps = self._slacks(gamma)

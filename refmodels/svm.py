@@ -108,6 +108,15 @@ class SVM(BinaryProblem):
         """Canonical primal objective with the smallest feasible slacks."""
         return self.objective_from_margins(self.margins(w, b), self._norm2(w))
 
+    @property
+    def box_dual(self):
+        """The dual (SPEC §1, without the intercept's equality) as the box QP of
+        :class:`refmodels._box.BoxDual`: ``alpha`` in ``[0, C]``, ``p = -1``, no diagonal."""
+        from ._box import BoxDual
+
+        return BoxDual(("alpha",), np.array([1.0]), np.array([-1.0]), np.array([0.0]),
+                       np.array([self.C]))
+
     def objective_from_margins(self, gamma, wnorm2):
         """``1/2 ||w||^2 + C sum_i max(0, 1 - gamma_i)`` (SPEC §1)."""
         return 0.5 * wnorm2 + self.C * float(np.sum(np.maximum(0.0, 1.0 - gamma)))

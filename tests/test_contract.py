@@ -75,3 +75,26 @@ def test_declared_capabilities_match_the_methods():
                 (fam.name, cap)
         assert ("test_points" in cls.capabilities) == (fam.module == "drr"), fam.name
         assert ("base_kernels" in cls.capabilities) == (fam.module == "mklm"), fam.name
+
+
+
+@pytest.mark.parametrize("family", [f for f in FAMILIES
+                                    if hasattr(FAMILIES[f].problem_class(), "box_dual")])
+@given(data=st.data())
+def test_box_dual_is_the_negated_dual(family, data):
+    """A family's ``box_dual`` (the QP of the dual solvers) is minus its ``dual_value`` at
+    box-feasible points: the solvers and the certificate read one dual."""
+    import numpy as np
+
+    prob = data.draw(CASES[family].problems(), label="prob")
+    box = prob.box_dual
+    r = np.random.default_rng(data.draw(st.integers(0, 2**31), label="seed"))
+    blocks = [r.uniform(0, 1, prob.m) * h if np.isfinite(h) else r.exponential(1.0, prob.m)
+              for h in box.hi]
+    u = sum(s * b for s, b in zip(box.sign, blocks))
+    Gu = prob.y * prob.gram_times(prob.y * u)
+    d_min = 0.5 * float(u @ Gu) + sum(p * b.sum() + 0.5 * dg * float(b @ b)
+                                      for p, b, dg in zip(box.p, blocks, box.dg))
+    d_max = prob.dual_value(dict(zip(box.names, blocks)))
+    scale = 1.0 + abs(d_max) + 0.5 * abs(float(u @ Gu))
+    assert abs(d_min + d_max) <= 1e-9 * scale, (d_min, d_max)
