@@ -133,6 +133,16 @@ def whiten(X, y, mu1):
     m, d = X.shape
     if mu1 == 0.0:
         return X, None
+    from refmodels._numeric import guard_bytes
+
+    # Z is dense whatever X is: refused early where it cannot fit (sparse data of many
+    # features, rcv1's 700,000 x 47,000 would need 260 GB)
+    guard_bytes(8.0 * (2.0 * m * d + 3.0 * d * d),
+                f"the whitened data Z = X L^{{-T}} of the linear ODML/LDM solver (dense "
+                f"{m:,} x {d:,}, with X^T X and its factor)",
+                advice="the variance term makes the whitened data dense; with sparse data of "
+                       "many features reduce d (feature selection or a random projection) "
+                       "or solve a subsample")
     c = 2.0 * mu1 / m
     XtX = X.T @ X
     XtX = np.asarray(XtX.toarray() if sp.issparse(XtX) else XtX, dtype=np.float64)

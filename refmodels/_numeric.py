@@ -97,6 +97,17 @@ def _available_memory():
     return None
 
 
+def guard_bytes(need, what, advice=None):
+    """Refuse early, with the estimate, dense arrays of ``need`` bytes beyond 80 % of the
+    memory available: ``MemoryError`` naming ``what``, the estimate and ``advice``."""
+    avail = _available_memory()
+    if avail is not None and need > 0.8 * avail:
+        raise MemoryError(
+            f"{what} needs about {need / 1e9:.1f} GB ({avail / 1e9:.1f} GB available): "
+            + (advice or "certify a subsample, use the linear kernel, or rely on the fast "
+                         "solver's own check at its returned point (sol.info['self_check'])"))
+
+
 def guard_dense(m, what, copies=1, cubic=False, advice=None):
     """Refuse early, with the estimate, a dense ``m x m`` computation that cannot be
     bounded: ``copies`` arrays of ``8 m^2`` bytes beyond the memory available, or an
@@ -107,6 +118,8 @@ def guard_dense(m, what, copies=1, cubic=False, advice=None):
     avail = _available_memory()
     too_big = avail is not None and need > 0.8 * avail
     if too_big or (cubic and m > DENSE_EIG_MAX_M):
+        if not cubic:
+            guard_bytes(need, f"{what} for m = {m:,} points", advice)
         have = f"{avail / 1e9:.1f} GB available" if avail is not None else "memory unknown"
         raise MemoryError(
             f"{what} for m = {m:,} points needs about {need / 1e9:.1f} GB ({have})"

@@ -1,0 +1,125 @@
+"""Linear families on sparse data at the seeds' large-scale sizes, against LIBLINEAR's primal
+Newton on the same matrix.
+
+Data: a CSR matrix of ``--m`` rows and ``--d`` features with ``--nnz`` non-zeros a row
+(uniform columns, values in [0, 1), each row scaled to unit norm as rcv1's are; labels the
+sign of a random linear function, 5 % flipped), built in each subprocess from seed 0 (the
+build time is reported apart). The default, 500,000 x 50,000 with 70 non-zeros a row (35 M
+non-zeros), is rcv1's shape.
+
+Rows (each a subprocess, so that its peak resident memory is its own):
+
+* ``liblinear``: ``sklearn.svm.LinearSVC(loss="squared_hinge", dual=False, C=1,
+  fit_intercept=False, tol=1e-4)``: LIBLINEAR's ``-s 2`` (trust-region Newton), the peer;
+* ``ODM``, ``SVM``, ``ODML``, ``LDM``: ``fast.solve`` (``method="auto"``) then
+  ``prob.certify(sol, reference=False)``; ODM at ``lam = m`` (the estimator's default),
+  ``mu = 0.5``, ``theta = 0.3``; SVM at ``C = 1``; ODML ``lam = m``, ``mu1 = mu2 = 0.1``; LDM
+  ``C = 1``, ``lam1 = lam2 = 0.05``.
+
+Reported per row: the time of the solve and of the certificate, its verdict, the peak
+resident memory, and the ratios to LIBLINEAR's time and to the data's size (CSR arrays).
+Targets: solve and certificate each within 2x LIBLINEAR, memory within 3x the data.
+
+    python validation/bench_sparse_scale.py                  # 500,000 x 50,000 (minutes)
+    python validation/bench_sparse_scale.py --quick          # 50,000 x 5,000
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import _harness as H
+
+CHILD = r"""
+import json, resource, sys, time, warnings
+import numpy as np, scipy.sparse as sp
+warnings.simplefilter("ignore")
+kind, m, d, nnz = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+import refmodels as rm, fast
+out = {}
+t = time.perf_counter()
+r = np.random.default_rng(0)
+indptr = np.arange(0, m * nnz + 1, nnz, dtype=np.int64)
+idx = r.integers(0, d, size=m * nnz).astype(np.int32)
+val = r.random(m * nnz)
+X = sp.csr_matrix((val, idx, indptr), shape=(m, d))
+X.sum_duplicates()
+X = sp.diags(1.0 / np.sqrt(np.asarray(X.multiply(X).sum(1)).ravel())) @ X
+X = X.tocsr()
+f = X @ r.normal(size=d)
+y = np.where(f > np.median(f), 1.0, -1.0)
+y[r.random(m) < 0.05] *= -1
+out["build_s"] = time.perf_counter() - t
+out["data_gb"] = (X.data.nbytes + X.indices.nbytes + X.indptr.nbytes) / 1e9
+out["nnz"] = int(X.nnz)
+if kind == "liblinear":
+    from sklearn.svm import LinearSVC
+    LinearSVC(loss="squared_hinge", dual=False, C=1.0, fit_intercept=False,
+              tol=1e-4).fit(X[:2000], y[:2000])
+    t = time.perf_counter()
+    LinearSVC(loss="squared_hinge", dual=False, C=1.0, fit_intercept=False, tol=1e-4).fit(X, y)
+    out["solve_s"] = time.perf_counter() - t; out["status"] = "-"
+else:
+    make = {"ODM": lambda X, y: rm.ODM(X, y, lam=float(X.shape[0]), mu=0.5, theta=0.3),
+            "SVM": lambda X, y: rm.SVM(X, y, C=1.0),
+            "ODML": lambda X, y: rm.ODML(X, y, lam=float(X.shape[0]), mu1=0.1, mu2=0.1),
+            "LDM": lambda X, y: rm.LDM(X, y, C=1.0, lam1=0.05, lam2=0.05)}[kind]
+    t = time.perf_counter(); fast.solve(make(X[:2000], y[:2000]), random_state=0)
+    out["compile_s"] = time.perf_counter() - t
+    p = make(X, y)
+    t = time.perf_counter(); s = fast.solve(p, random_state=0)
+    out["solve_s"] = time.perf_counter() - t; out["status"] = s.status
+    out["method"] = str(s.info.get("method"))
+    t = time.perf_counter(); c = p.certify(s, reference=False)
+    out["certify_s"] = time.perf_counter() - t; out["ok"] = bool(c.ok)
+    out["worst"] = f"{c.worst[0]} {c.worst[1]:.2e}"
+out["peak_gb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6
+print(json.dumps(out))
+"""
+
+KINDS = ("liblinear", "ODM", "SVM", "ODML", "LDM")
+
+
+def run(kind, m, d, nnz):
+    res = subprocess.run([sys.executable, "-c", CHILD, kind, str(m), str(d), str(nnz)],
+                         capture_output=True, text=True)
+    if res.returncode != 0:
+        return {"error": (res.stderr.strip().splitlines() or ["?"])[-1][:120]}
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+def main():
+    p = H.parser(__doc__.splitlines()[0], m=500000, d=50000, nnz=70)
+    p.add_argument("--only", nargs="*", default=list(KINDS), choices=KINDS)
+    args = p.parse_args()
+    if args.quick:
+        args.m, args.d = 50000, 5000
+    R = H.Report("Linear families on sparse data at scale, against LIBLINEAR -s 2", args)
+    kinds = ["liblinear"] + [k for k in args.only if k != "liblinear"]
+    outs = {k: run(k, args.m, args.d, args.nnz) for k in kinds}
+    peer = outs["liblinear"].get("solve_s")
+    table = []
+    for kind, out in outs.items():
+        if "error" in out:
+            table.append([kind, "error", out["error"], "", "", "", "", "", ""])
+            continue
+        solve, cert = out["solve_s"], out.get("certify_s")
+        table.append([kind, out.get("method", "-"), out["status"], f"{solve:.2f}",
+                      f"{solve / peer:.2f}" if peer else "-",
+                      f"{cert:.2f}" if cert is not None else "-",
+                      f"{cert / peer:.2f}" if cert is not None and peer else "-",
+                      out.get("worst", "-") + (f" ({'holds' if out['ok'] else 'FAILS'})"
+                                               if "ok" in out else ""),
+                      f"{out['peak_gb']:.2f} ({out['peak_gb'] / out['data_gb']:.1f}x)"])
+    first = next(o for o in outs.values() if "error" not in o)
+    R.say(f"data: {args.m:,} x {args.d:,} CSR, {first['nnz']:,} non-zeros "
+          f"({first['data_gb']:.2f} GB of arrays), built in {first['build_s']:.1f} s")
+    R.table(["row", "method", "status", "solve s", "/ LIBLINEAR", "certify s", "/ LIBLINEAR",
+             "certificate (worst residual)", "peak GB (x data)"], table,
+            caption="targets: solve and certificate each <= 2x LIBLINEAR; memory <= 3x data")
+    R.record()
+
+
+if __name__ == "__main__":
+    main()
