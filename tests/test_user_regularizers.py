@@ -526,3 +526,19 @@ def test_check_prox_at_resolution_at_large_scale():
     groups = [np.arange(c, 300, 3) for c in range(3)]
     V = rng.normal(size=(300, 2)) * 1e6
     assert not R.check_prox_at(LongWrongProx(), V, 1e5, groups).passed
+
+
+@pytest.mark.xfail(strict=True, reason="the spot check's resolution: at m = 2400 (linear kernel) "
+                   "the certificate's step is 2e-5, and a threshold off by half of it changes "
+                   "the prox objective by 1.1e-8 of 1 + |F|, below 0.1 tol = 1e-7 (at m = 600, "
+                   "step 8.5e-5, it is 1.1e-7 and caught)")
+def test_spot_check_misses_a_step_sized_error_at_a_small_step(above_reference):
+    rng = np.random.default_rng(0)
+    m = 2400
+    y = np.repeat([0, 1, 2], m // 3)
+    X = rng.normal(size=(m, 3)) + y[:, None]
+    Xt = rng.normal(size=(3, 3)) + 1.0
+    prob = rm.DRR(X, y, Xt, alpha=0.5, beta=0.3, kernel=rm.kernels.Linear(),
+                  regularizer=LongWrongProx())
+    sol, _ = _solve_recorded(prob, "apg")
+    assert sol.status != "optimal"
