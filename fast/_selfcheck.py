@@ -14,7 +14,8 @@ only then says what it is:
   solver kept to itself): the solver's status stands, and ``info`` says so.
 
 ``sol.info["self_check"]`` records the cheap certificate's residuals, its worst one and the
-tolerance it was judged at; ``sol.objective`` becomes the objective of the point returned.
+tolerance it was judged at (beside what the solver's own check of its point recorded there);
+``sol.objective`` becomes the objective of the point returned.
 """
 from __future__ import annotations
 
@@ -72,8 +73,12 @@ def _finish(prob, sol, user_tol, repair):
                 sol, cert, worst = fixed, cert2, worst2
                 sol.info["repaired"] = True
     name, value = cert.worst
-    sol.info["self_check"] = {"residuals": {k: s for k, (_, s) in cert.residuals.items()},
-                              "worst": abs(value), "tol": cert.tol, "notes": list(cert.notes)}
+    record = {"residuals": {k: s for k, (_, s) in cert.residuals.items()},
+              "worst": abs(value), "tol": cert.tol, "notes": list(cert.notes)}
+    previous = sol.info.get("self_check")
+    if isinstance(previous, dict):      # the solver's own check of its point (DRR with a
+        record = {**previous, **record}  # user's regularizer) stays in the record
+    sol.info["self_check"] = record
     P = cert.values.get("objective")
     if P is not None and np.isfinite(P) and np.ndim(sol.objective) == 0:
         sol.info["reported_objective"] = float(sol.objective)

@@ -511,11 +511,21 @@ class DRR(ProxGradientRefine, Problem):
         zf = (1 - hi) * z + hi * z0
         return zf, self._dual_value_col(zf, j), hi
 
+    def prox_gradient_argument(self, w, j):
+        """``(v, s)``: the argument ``v = w - t grad f(w)`` and the step ``s = t beta`` of the
+        prox in :meth:`prox_gradient_residual` (``t = 1/sigma_max(Q_D)``) for the point ``w``
+        of test point ``j`` (or, for a matrix ``w`` and an index or slice ``j`` of as many
+        test points, one column each); the fast solvers' spot check of a user's prox tests
+        it there."""
+        t = 1.0 / self.sigma_max if self.sigma_max > 0 else 1.0
+        g = self.Q_D @ w - self.K_x[:, j]
+        return w - t * g, t * self.beta
+
     def prox_gradient_residual(self, w, j):
         """``||w - prox_{t beta R}(w - t grad f(w))|| / t`` with ``t = 1/sigma_max(Q_D)``."""
         t = 1.0 / self.sigma_max if self.sigma_max > 0 else 1.0
-        g = self.Q_D @ w - self.K_x[:, j]
-        p = check_prox(self.regularizer.prox(w - t * g, t * self.beta, self.groups), w)
+        v, s = self.prox_gradient_argument(w, j)
+        p = check_prox(self.regularizer.prox(v, s, self.groups), w)
         return float(np.linalg.norm(w - p) / t), 1.0 + float(np.linalg.norm(self.K_x[:, j])
                                                               + np.linalg.norm(self.Q_D @ w))
 

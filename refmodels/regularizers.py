@@ -44,12 +44,15 @@ the first solve or certificate of a DRR that uses it. :func:`require_usable` ref
 probe) or whose ``prox`` returns non-finite values. A ``prox`` or conjugate that fails its
 check is not used as evidence: the fast solvers then say ``inaccurate`` (the fixed point of
 a wrong prox is not the optimum), and the certificate uses the conjugate only when it passed
-and the prox-gradient residual only when the prox did.
+and the prox-gradient residual only when the prox did. Where the fast point's ``optimal``
+would rest on the prox alone (no checked conjugate, no reference optimum), the prox is
+tested again on the vectors of that point by :func:`check_prox_at`.
 """
 from __future__ import annotations
 
 import math
 import numbers
+import warnings
 from fractions import Fraction
 
 import numpy as np
@@ -61,9 +64,10 @@ from ._validation import check_prox
 from ._verdict import (CONJUGATE_CHECKS, NONFINITE_PROX, PROX_CHECKS, REFUSE_ON, CheckReport,
                        CheckResult, bad_conjugate, failed, require_usable, verdict)
 
-__all__ = ["Regularizer", "GroupNorm", "check", "CheckReport", "CheckResult", "check_groups",
-           "dual_exponent", "project_l1_ball", "verdict", "require_usable", "bad_conjugate",
-           "failed", "REFUSE_ON", "PROX_CHECKS", "CONJUGATE_CHECKS", "NONFINITE_PROX"]
+__all__ = ["Regularizer", "GroupNorm", "check", "check_prox_at", "CheckReport", "CheckResult",
+           "check_groups", "dual_exponent", "project_l1_ball", "verdict", "require_usable",
+           "bad_conjugate", "failed", "REFUSE_ON", "PROX_CHECKS", "CONJUGATE_CHECKS",
+           "NONFINITE_PROX", "PROX_AT_POINT"]
 
 
 # ----------------------------------------------------------------------------------------
@@ -502,6 +506,113 @@ def _worse(worst, *errors):
 
 
 
+def _prox_objective(reg, x, v, step, groups):
+    """``F(x) = 1/2 ||x - v||^2 + step R(x)``, the prox problem's objective (``R`` by ``value``)."""
+    return 0.5 * float(np.sum((x - v) ** 2)) + step * float(reg.value(x, groups))
+
+
+#: the name of :func:`check_prox_at`'s result
+PROX_AT_POINT = "prox objective at the point (not above CVXPY's)"
+
+
+def check_prox_at(reg, V, step, groups, tol=1e-6, names=None):
+    """:func:`check`'s ``prox objective (not above CVXPY's)`` at given vectors: for each
+    column ``v`` of ``V`` (or the vector ``V``), ``reg.prox(v, step, groups)`` against a
+    CVXPY/Clarabel solve ``x_cvx`` of ``min_x 1/2||x - v||^2 + step * expr(x)`` on the whole
+    vector; passes when ``F(prox) - F(x_cvx) <= 0.1 * tol * (1 + |F(x_cvx)|)`` for every
+    column. Returns one :class:`CheckResult` (the worst column's error; its note names that
+    column and the distance ``||prox - x_cvx|| / (1 + ||x_cvx||)``, given for information).
+
+    :func:`check` draws six-entry vectors at scales 0.1 to 10; a prox can be right there and
+    wrong on the vectors a solver meets (thousands of entries, other norms, other group
+    sizes). This tests it on those vectors themselves.
+
+    Why the objective and not the distance: ``F`` is 1-strongly convex, so
+    ``F(p) - F(x*) >= 1/2 ||p - x*||^2`` for the true prox ``x*``, and an interior-point
+    solution is accurate in objective (about 1e-8 relative) but only to the square root of
+    that in distance. Comparing objectives therefore detects a prox off by more than about
+    ``sqrt(0.2 tol (1 + |F|))`` in distance, without ever failing a right prox for CVXPY's
+    own inaccuracy (a right prox's ``F`` is not above the solver's, up to its rounding).
+    An error finer than that is below what the CVXPY reference can see.
+
+    A prox that raises or returns non-finite values fails (the note says which). A vector
+    whose CVXPY solve does not reach ``optimal`` leaves the prox unverified there, which
+    fails too (the note says so): ``F`` at any point is at least ``F(x*)``, so an
+    ``optimal_inaccurate`` point can still show a prox wrong (its ``F`` above the point's),
+    never right. Cost: one CVXPY compilation and conic solve of dimension ``len(v)``
+    per column.
+    ``names``: what to call each column in the note (default ``"vector j"``).
+    """
+    import cvxpy as cp
+
+    V = np.asarray(V, dtype=float)
+    if V.ndim not in (1, 2) or V.size == 0:
+        raise ValueError(f"V must be a non-empty vector or matrix (columns are vectors); got "
+                         f"shape {V.shape}")
+    if not np.all(np.isfinite(V)):
+        raise ValueError("V must be finite (NaN or inf found)")
+    V2 = V[:, None] if V.ndim == 1 else V
+    if isinstance(step, bool) or not isinstance(step, numbers.Real) or not (
+            math.isfinite(step) and step >= 0):
+        raise ValueError(f"step must be a finite number >= 0; got {step!r}")
+    if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not tol > 0:
+        raise ValueError(f"tol must be a number > 0; got {tol!r}")
+    dim = V2.shape[0]
+    groups = check_groups(groups, dim)
+    names = [f"vector {j}" for j in range(V2.shape[1])] if names is None else list(names)
+    if len(names) != V2.shape[1]:
+        raise ValueError(f"names must name each of the {V2.shape[1]} vectors; got {len(names)}")
+    tolerance = 0.1 * tol
+    x = cp.Variable(dim)
+    try:
+        Rx = reg.expr(x, groups)
+    except Exception as exc:                          # a check that raises has failed
+        return CheckResult(PROX_AT_POINT, False, math.inf, tolerance,
+                           f"expr raised {type(exc).__name__}: {exc}")
+    worst, note, unverified = -math.inf, "", ""
+    for j in range(V2.shape[1]):
+        v = V2[:, j].copy()
+        where = (f"{names[j]} (length {dim}, max |v| {float(np.max(np.abs(v))):.3g}, step "
+                 f"{float(step):.3g})")
+        try:
+            xp = check_prox(reg.prox(v.copy(), float(step), groups), v)
+            if not np.all(np.isfinite(xp)):
+                return CheckResult(PROX_AT_POINT, False, math.inf, tolerance,
+                                   f"{NONFINITE_PROX} at {where}")
+            # v and the step as constants, not parameters: CVXPY's parametrised (DPP)
+            # compilation of an indexed expr grows with the square of the length
+            prob = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(x - v) + float(step) * Rx))
+            try:
+                with warnings.catch_warnings():
+                    warnings.filterwarnings("ignore", message=".*Solution may be inaccurate.*")
+                    prob.solve(solver="CLARABEL")
+                status = prob.status
+            except cp.error.SolverError:
+                status = "solver_error"
+            if status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE) or x.value is None:
+                unverified = unverified or f"{where}: CVXPY status {status!r}"
+                continue
+            xc = np.asarray(x.value, float)
+            Fp = _prox_objective(reg, xp, v, float(step), groups)
+            Fc = _prox_objective(reg, xc, v, float(step), groups)
+        except Exception as exc:
+            return CheckResult(PROX_AT_POINT, False, math.inf, tolerance,
+                               f"raised {type(exc).__name__} at {where}: {exc}")
+        err = _worse(-math.inf, (Fp - Fc) / (1.0 + abs(Fc)))
+        if status != cp.OPTIMAL and err <= tolerance:
+            # F(x_cvx) >= F(x*) for any point: an inaccurate one can still show a prox wrong
+            # (F above it), never right
+            unverified = unverified or f"{where}: CVXPY status {status!r}"
+            continue
+        if err > worst:
+            dist = float(np.linalg.norm(xp - xc) / (1.0 + np.linalg.norm(xc)))
+            worst, note = err, f"worst at {where}; distance to CVXPY's {dist:.3g}"
+    if worst > tolerance or not unverified:
+        return CheckResult(PROX_AT_POINT, worst <= tolerance, max(worst, 0.0), tolerance, note)
+    return CheckResult(PROX_AT_POINT, False, math.inf, tolerance,
+                       f"not verified at {unverified} (CVXPY's point is no reference there)")
+
+
 def _random_groups(dim, rng):
     n_groups = max(1, min(3, dim))
     labels = np.concatenate([np.arange(n_groups), rng.integers(0, n_groups, dim - n_groups)])
@@ -615,8 +726,8 @@ def check(reg, dim=6, groups=None, n_trials=5, random_state=0, tol=1e-6):
             if not np.all(np.isfinite(xp)):
                 raise ValueError(NONFINITE_PROX)
             prox_pts.append((v, s, xp))
-            Fp = 0.5 * float(np.sum((xp - v) ** 2)) + s * float(reg.value(xp, groups))
-            Fc = 0.5 * float(np.sum((xc - v) ** 2)) + s * float(reg.value(xc, groups))
+            Fp = _prox_objective(reg, xp, v, s, groups)
+            Fc = _prox_objective(reg, xc, v, s, groups)
             worst_d = _worse(worst_d, np.linalg.norm(xp - xc) / (1.0 + np.linalg.norm(xc)))
             worst_f = _worse(worst_f, (Fp - Fc) / (1.0 + abs(Fc)))
         prox_obj.append(worst_f)
