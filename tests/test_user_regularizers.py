@@ -402,9 +402,9 @@ def test_nan_prox_on_long_vectors_is_refused(above_reference):
         fast.solve(prob)
     good = rm.DRR(X, y, Xt, alpha=0.5, beta=0.3, kernel=k, regularizer=ElasticNet())
     W = fast.solve(good).coef
-    from fast import drr as fast_drr
+    from fast import _drr_user
 
-    spot = fast_drr._prox_spot_check(prob, W)
+    spot = _drr_user.prox_spot_check(prob, W)
     assert spot["passed"] is False and spot["error"] == np.inf
     assert R.NONFINITE_PROX in spot["note"] and "test point" in spot["note"]
 
