@@ -89,8 +89,11 @@ def _dcd_method(prob, tol, max_iter, random_state, warm_start, **options):
                                     polish_stable_only=(path == "linear"),
                                     # ... but Q = Y X X^T Y has rank d: an active set on
                                     # all the variables reaches the vertex (few features),
-                                    # or on the candidates near the margin (more features)
-                                    lowrank_polish=True, candidate_polish=True)
+                                    # or on the candidates near the margin (more features),
+                                    # or a CG Newton step on the free set (more features
+                                    # than the candidates' dense steps take: sparse rows)
+                                    lowrank_polish=True, candidate_polish=True,
+                                    subspace_polish=True)
     coef = y * alpha
     objective = primal(alpha, u, s, w)
     variables = {"alpha": alpha}

@@ -1,5 +1,6 @@
 """The shared DCD (fast/_dcd.py): shrinking, reproducibility, stopping, arguments."""
 import os
+import warnings
 
 import numpy as np
 import pytest
@@ -273,3 +274,53 @@ def test_interior_point_qp_matches_the_active_set(with_eq):
         D = x - x0
         assert change == pytest.approx(g0 @ D + 0.5 * D @ Q @ D, rel=1e-9, abs=1e-9)
         assert change <= ref + 1e-9 * (1.0 + abs(ref))
+
+
+def _sparse_binary(seed, m, d, per_row, flip=0.0):
+    """CSR rows with ``per_row`` stored entries on average among ``d`` features, labels of a
+    random hyperplane, a fraction ``flip`` of them flipped (bound multipliers at C)."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(seed)
+    X = sp.random(m, d, density=per_row / d, random_state=seed, format="csr")
+    y = np.where(X @ rng.normal(size=d) + 0.1 * rng.normal(size=m) > 0, 1.0, -1.0)
+    y[rng.random(m) < flip] *= -1
+    return X, y
+
+
+def test_epoch_budget_counts_the_stored_entries_of_sparse_rows():
+    """The default epoch cap spends the work budget on what an epoch costs: on CSR rows the
+    stored entries, not the number of features (counting the features left a sparse
+    problem with many of them at the 100-epoch floor, far from its stop)."""
+    from fast import _dcd
+
+    X, y = _sparse_binary(0, m=2000, d=40000, per_row=5)
+    sol = fast.solve(rm.SVM(X, y, C=1.0), method="dcd", max_iter=None, random_state=0)
+    per_row = X.nnz / X.shape[0]
+    expected = int(min(_dcd.DEFAULT_MAX_ITER,
+                       max(_dcd.MIN_EPOCHS, _dcd.EPOCH_WORK_BUDGET / (2000 * per_row))))
+    assert sol.info["max_iter"] == expected > 100 * _dcd.MIN_EPOCHS
+    assert sol.status == "optimal"
+
+
+@pytest.mark.parametrize("C, flip", [(1.0, 0.0), (10.0, 0.0), (1.0, 0.2)])
+def test_subspace_polish_converges_on_sparse_rows_with_many_features(C, flip):
+    """Sparse rows, more features than the candidate polish takes: coordinate descent alone
+    crawls to the gap the certificate asks (hundreds of epochs per digit once the free set,
+    thousands of points, is found). The conjugate-gradient Newton step on the free set
+    (``subspace_polish``) finishes it within a few hundred epochs, certified, and the same
+    seed gives the same numbers."""
+    X, y = _sparse_binary(1, m=4000, d=2000, per_row=10, flip=flip)
+    prob = rm.SVM(X, y, C=C)
+    sol = fast.solve(prob, method="dcd", max_iter=600, random_state=3)
+    assert sol.status == "optimal"
+    assert sol.info["subspace_steps"] > 0 and sol.info["n_polish"] >= 1
+    alpha = sol.variables["alpha"]
+    assert np.count_nonzero((alpha > 0) & (alpha < C)) > 500      # a large free set
+    assert prob.certify(sol, reference=False).ok
+    again = fast.solve(rm.SVM(X, y, C=C), method="dcd", max_iter=600, random_state=3)
+    np.testing.assert_array_equal(again.coef, sol.coef)
+    with warnings.catch_warnings():          # (it may stop at max_iter: that is the point)
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        plain = fast.solve(prob, method="dcd", polish=False, max_iter=600, random_state=3)
+    assert plain.status != "optimal" or plain.n_iter > sol.n_iter
