@@ -318,3 +318,66 @@ def check(reg, dim=6, groups=None, n_trials=5, random_state=0, tol=1e-6):
         run("Fenchel-Young inequality", 1e-3 * tol, fy_inequality)
         run("Fenchel-Young equality at prox points", tol, fy_equality)
     return CheckReport(reg, results)
+
+
+#: test points (columns of W) at which :func:`prox_spot_check` tests a user's prox
+PROX_SPOT_COLUMNS = 3
+
+
+def prox_spot_check(prob, W):
+    """A user's prox tested at the vectors its certificate rests on.
+
+    Without a checked conjugate and without a reference optimum, DRR's certificate is the
+    prox-gradient residual ``||w - prox_{s R}(v)|| / t`` with ``v = w - t (Q_D w - K_x)``,
+    ``t = 1/sigma_max(Q_D)``, ``s = t beta`` (:meth:`refmodels.drr.DRR.prox_gradient_argument`):
+    a small residual proves ``w`` optimal only if ``prox`` is right at that very ``v``.
+    :func:`refmodels.regularizers.check` tested it on random six-entry vectors; ``v`` has one
+    entry per training point, its own norm and the problem's groups. So the prox is tested
+    at ``v`` itself (:func:`refmodels.regularizers.check_prox_at`: ``F(prox) - F(x_cvx) <=
+    0.1 tol (1 + |F|)`` against CVXPY on the whole vector, the objective test because CVXPY's
+    point is accurate in objective but only to its square root in distance). This is the
+    argument the certificate evaluates, rather than the solver's last one (``ppa``'s step
+    ``1/c``, ``apg``'s ``1/b``): a prox right at the certificate's ``v`` makes its residual
+    the true one, whatever the iterations did. The whole vector, never a part: a part is
+    the prox of nothing unless ``R`` separates over it, which a user's ``expr`` does not
+    say.
+
+    Columns: up to :data:`PROX_SPOT_COLUMNS`, those whose ``v`` has the largest max-norm,
+    Euclidean norm and l1 norm (a prox wrong above some entry size, some norm, or on
+    many entries at once), then by Euclidean norm. Cost: one product ``Q_D W`` (the
+    certificate has already made two per column) and, per column checked, one CVXPY/Clarabel
+    solve of the prox problem in ``m`` variables (no ``m x m`` matrix).
+
+    Returns the record kept in ``sol.info["self_check"]["prox_spot_check"]``.
+    """
+    reg = prob.regularizer
+    W = np.asarray(W, dtype=np.float64).reshape(prob.m, -1)
+    n = W.shape[1]
+    V, step = prob.prox_gradient_argument(W, slice(None))
+    cols = []
+    if np.all(np.isfinite(V)):
+        A = np.abs(V)
+        l2 = np.linalg.norm(V, axis=0)
+        for score in (A.max(axis=0), l2, A.sum(axis=0)):
+            j = int(np.argmax(score))
+            if j not in cols:
+                cols.append(j)
+        for j in np.argsort(-l2, kind="stable"):
+            if len(cols) >= min(PROX_SPOT_COLUMNS, n):
+                break
+            if int(j) not in cols:
+                cols.append(int(j))
+        cols = cols[:PROX_SPOT_COLUMNS]
+    record = {"columns": cols, "step": float(step),
+              "argument": "v = w - t (Q_D w - K_x), t = 1/sigma_max(Q_D) (the certificate's)"}
+    if not cols:
+        record.update(check=PROX_AT_POINT, passed=False, error=np.inf,
+                      tolerance=np.nan, note="the prox argument is not finite")
+        return record
+    # each column's argument exactly as the certificate computed it
+    Vc = np.column_stack([prob.prox_gradient_argument(W[:, j], j)[0] for j in cols])
+    res = check_prox_at(reg, Vc, float(step), prob.groups,
+                                      names=[f"test point {j}" for j in cols])
+    record.update(check=res.name, passed=res.passed, error=res.max_error,
+                  tolerance=res.tolerance, note=res.note)
+    return record

@@ -296,7 +296,13 @@ class Certificate:
         for k, v in self.values.items():
             if v is None or (k in ("objective_unit", "relative_gap") and not self.unit_matters()):
                 continue
-            if np.ndim(v) == 0:
+            if isinstance(v, dict):         # a record (the prox spot check): its scalars
+                lines.append(f"  {k:<22s} " + ", ".join(
+                    f"{a}={b:.3g}" if isinstance(b, float) else f"{a}={b}"
+                    for a, b in v.items() if np.ndim(b) == 0 or isinstance(b, list)))
+            elif isinstance(v, str):
+                lines.append(f"  {k:<22s} {v}")
+            elif np.ndim(v) == 0:
                 lines.append(f"  {k:<22s} {v: .12g}")
             elif verbose:
                 lines.append(f"  {k:<22s} {np.array2string(np.asarray(v), precision=8)}")

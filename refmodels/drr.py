@@ -596,6 +596,18 @@ class DRR(ProxGradientRefine, Problem):
                 Pstar = np.asarray(ref.objective, float).reshape(-1)[j]
                 cj.add("objective gap", P[j] - Pstar, 1.0 + abs(Pstar))
             cert.merge_max(cj)
+        if report is not None and not use_conj and not bad_prox and ref is None:
+            # the prox-gradient residual is the only evidence, and it rests on the prox:
+            # the prox is tested at this point's own arguments
+            from ._regcheck import prox_spot_check
+
+            spot = cert.values["prox_spot_check"] = prox_spot_check(self, W)
+            if not spot["passed"]:
+                cert.add(f"prox at the point ({spot['check']})", np.inf, 1.0)
+                cert.notes.append(f"the regularizer's prox fails at this point's arguments "
+                                  f"(error {spot['error']:.3g}, tolerance "
+                                  f"{spot['tolerance']:.1g}; {spot['note']}): its "
+                                  "prox-gradient residual is no evidence")
         if report is not None:          # a user's regularizer: its value is its expr's here
             from ._verdict import value_vs_expr_at
 

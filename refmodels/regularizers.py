@@ -44,9 +44,9 @@ the first solve or certificate of a DRR that uses it. :func:`require_usable` ref
 probe) or whose ``prox`` returns non-finite values. A ``prox`` or conjugate that fails its
 check is not used as evidence: the fast solvers then say ``inaccurate`` (the fixed point of
 a wrong prox is not the optimum), and the certificate uses the conjugate only when it passed
-and the prox-gradient residual only when the prox did. Where the fast point's ``optimal``
-would rest on the prox alone (no checked conjugate, no reference optimum), the prox is
-tested again on the vectors of that point by :func:`check_prox_at`.
+and the prox-gradient residual only when the prox did. Where a certificate would rest on
+the prox alone (no checked conjugate, no reference optimum), the prox is tested again on
+the vectors of that point by :func:`check_prox_at`.
 """
 from __future__ import annotations
 

@@ -15,6 +15,7 @@ import fast
 import refmodels as rm
 from refmodels import _verdict as V
 from refmodels import regularizers as R
+from refmodels import _regcheck
 from refmodels.regularizers import GroupNorm, Regularizer
 from refmodels.solution import SolverError
 
@@ -341,8 +342,11 @@ def test_prox_wrong_on_the_solvers_vectors_is_inaccurate(make, kernel, above_ref
         spot = sol.info["self_check"]["prox_spot_check"]
         assert spot["passed"] is False and spot["error"] > spot["tolerance"]
         assert 1 <= len(spot["columns"]) <= 3
-        # what the spot check guards against: the certificate alone holds at this point
-        assert prob.certify(sol, reference=False).ok
+        # the certificate runs the same spot check: it fails the point too (its
+        # prox-gradient residual alone, through the wrong prox, is small)
+        cert = prob.certify(sol, reference=False)
+        assert not cert.ok and any(n.startswith("prox at the point") for n in cert.residuals)
+        assert cert.residuals["prox-gradient residual"][1] <= cert.tol
         # and the point is not the optimum
         assert not _judged_right(prob, sol).ok
 
@@ -379,7 +383,8 @@ def test_prox_wrong_on_big_entries_is_inaccurate(c, above_reference):
     X, y, Xt, k = _instance("linear", seed=2, m=240)
     prob = rm.DRR(X, y, Xt * c, alpha=0.5, beta=0.3, kernel=k, regularizer=reg)
     sol, msgs = _solve_recorded(prob, "apg")
-    assert prob.certify(sol, reference=False).ok        # the certificate alone holds
+    # the certificate agrees with the fast solver's status (the same spot check)
+    assert prob.certify(sol, reference=False).ok == (c < 1e4)
     spot = sol.info["self_check"]["prox_spot_check"]
     if c > 1e4:
         assert sol.status == "inaccurate" and not spot["passed"]
@@ -402,20 +407,17 @@ def test_nan_prox_on_long_vectors_is_refused(above_reference):
         fast.solve(prob)
     good = rm.DRR(X, y, Xt, alpha=0.5, beta=0.3, kernel=k, regularizer=ElasticNet())
     W = fast.solve(good).coef
-    from fast import _drr_user
+    from refmodels._regcheck import prox_spot_check
 
-    spot = _drr_user.prox_spot_check(prob, W)
+    spot = prox_spot_check(prob, W)
     assert spot["passed"] is False and spot["error"] == np.inf
     assert R.NONFINITE_PROX in spot["note"] and "test point" in spot["note"]
 
 
-def test_below_the_threshold_the_reference_decides_as_before(monkeypatch):
-    """m <= AUTO_REFERENCE_MAX_M with a right prox: no spot check, the objective gap to the
-    reference decides, as before."""
-    def boom(*args, **kwargs):
-        raise AssertionError("the spot check ran below the threshold")
-
-    monkeypatch.setattr(R, "check_prox_at", boom)
+def test_below_the_threshold_the_reference_decides_as_before():
+    """m <= AUTO_REFERENCE_MAX_M with a right prox: the objective gap to the reference
+    decides, as before (the spot check runs only inside the reference's own certificate,
+    which has no reference to compare with)."""
     for kernel in ("rbf", "linear"):
         X, y, Xt, k = _instance(kernel, m=24)
         prob = rm.DRR(X, y, Xt, alpha=0.5, beta=0.3, kernel=k, regularizer=ElasticNet())
@@ -440,7 +442,9 @@ def test_below_the_threshold_a_wrong_prox_has_no_reference_and_is_spot_checked(m
     assert sol.status == "inaccurate"
     assert any("spot check" in s and "reference optimum unavailable" in s for s in msgs), msgs
     cert = prob.certify(sol)
-    assert cert.ok and cert.values["reference_objective"] is None   # the hole it closes
+    # the hole it closes: the certificate too (no reference) fails the point, and says why
+    assert not cert.ok and cert.values["reference_objective"] is None
+    assert "prox at the point" in str(cert) and "prox_spot_check" in str(cert)
     assert not _judged_right(prob, sol).ok
 
 
@@ -451,7 +455,7 @@ def test_checked_conjugate_needs_no_spot_check(monkeypatch, above_reference):
     def boom(*args, **kwargs):
         raise AssertionError("the spot check ran with a checked conjugate")
 
-    monkeypatch.setattr(R, "check_prox_at", boom)
+    monkeypatch.setattr(_regcheck, "check_prox_at", boom)
     X, y, Xt, k = _instance("rbf", m=240)
     prob = rm.DRR(X, y, Xt, alpha=0.5, beta=0.3, kernel=k,
                   regularizer=SameGroupNorm(2, 1, "identity"))
@@ -542,3 +546,18 @@ def test_spot_check_misses_a_step_sized_error_at_a_small_step(above_reference):
                   regularizer=LongWrongProx())
     sol, _ = _solve_recorded(prob, "apg")
     assert sol.status != "optimal"
+
+
+def test_the_certificate_itself_runs_the_spot_check(above_reference):
+    """``prob.certify`` on its own (no fast solve) fails a point whose prox-gradient residual
+    rests on a prox that is wrong at that point's arguments: it no longer holds with only
+    a note."""
+    X, y, Xt, k = _instance("rbf", m=240)
+    prob = rm.DRR(X, y, Xt, alpha=0.5, beta=0.3, kernel=k, regularizer=LongWrongProx())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sol = fast.solve(prob, method="apg")
+    cert = prob.certify(sol, reference=False)
+    assert not cert.ok
+    assert any(name.startswith("prox at the point") for name in cert.residuals)
+    assert cert.values["prox_spot_check"]["passed"] is False
