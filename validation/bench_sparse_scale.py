@@ -102,7 +102,9 @@ def main():
     table = []
     for kind, out in outs.items():
         if "error" in out:
-            table.append([kind, "error", out["error"], "", "", "", "", "", ""])
+            # (the message's head: which array and the estimate follow in the log)
+            table.append([kind, "-", "refused" if "MemoryError" in out["error"] else "error",
+                          "", "", "", "", out["error"][:70], ""])
             continue
         solve, cert = out["solve_s"], out.get("certify_s")
         table.append([kind, out.get("method", "-"), out["status"], f"{solve:.2f}",
