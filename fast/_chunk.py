@@ -26,6 +26,8 @@ therefore return scalars only; :func:`call` turns that ``SystemError`` back into
 """
 from __future__ import annotations
 
+import functools
+
 #: work units of one call of a chunked compiled loop: a small fraction of a second of one
 #: core (``validation/bench_chunks.py`` measures the calls), so that Ctrl-C is answered well
 #: within a second on a loaded machine, while the calls cost nothing measurable
@@ -52,6 +54,7 @@ def call(fn, *args):
         raise
 
 
+@functools.lru_cache(maxsize=None)
 def _lapack_dpotrf():
     """LAPACK's ``dpotrf`` (SciPy's, through its Cython table) as a ctypes function, which
     releases the interpreter while it runs; None where the table cannot be read."""

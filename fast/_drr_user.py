@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import warnings
 
-
 from refmodels import regularizers as _regularizers
 
 
@@ -45,13 +44,14 @@ def user_regularizer_check(prob, sol, method):
         checked["prox_spot_check"] = "not run: the duality gap through the checked conjugate"
     elif cert.values.get("reference_objective") is not None:
         checked["prox_spot_check"] = "not run: the objective gap to the reference optimum"
-    else:
+    elif cert.values.get("prox_spot_check") is not None:
+        # the certificate ran the spot check (refmodels._regcheck.prox_spot_check; not
+        # where the prox failed rm.regularizers.check, whose residual then fails it)
         from refmodels import reference as _reference
 
         limit = _reference.AUTO_REFERENCE_MAX_M         # (read at call time)
         why = (f"m = {prob.m} above {limit}" if prob.m > limit
                else "the reference optimum unavailable")
-        # the certificate ran the spot check (refmodels._regcheck.prox_spot_check)
         spot = checked["prox_spot_check"] = cert.values["prox_spot_check"]
         if not spot["passed"]:
             sol.status = "inaccurate"

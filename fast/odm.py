@@ -91,7 +91,8 @@ def _dcd_method(prob, tol, max_iter, random_state, warm_start, **options):
     if path == "gram":
         _K.build_gram(prob)                   # the RBF Gram in one pass (kept on prob)
     oracle = _dcd.oracle_for(prob, path, cache_size)
-    alpha, u, s, w, info = _dcd.run(oracle, sign=box.sign, lo=0.0, hi=box.hi, p=box.p, dg=box.dg,
+    alpha, u, s, w, info = _dcd.run(oracle, sign=box.sign, lo=0.0, hi=box.hi, p=box.p,
+                                    dg=box.dg,
                                     alpha0=alpha0, tol=tol, max_iter=max_iter,
                                     seed=_common.seed_from(random_state),
                                     shrinking=shrinking, polish=polish,

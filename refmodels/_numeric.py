@@ -97,6 +97,11 @@ def _available_memory():
     return None
 
 
+#: what a refused dense computation suggests by default (the certificate's alternatives)
+_ADVICE = ("certify a subsample, use the linear kernel, or rely on the fast solver's own "
+           "check at its returned point (sol.info['self_check'])")
+
+
 def guard_bytes(need, what, advice=None):
     """Refuse early, with the estimate, dense arrays of ``need`` bytes beyond 80 % of the
     memory available: ``MemoryError`` naming ``what``, the estimate and ``advice``."""
@@ -104,8 +109,7 @@ def guard_bytes(need, what, advice=None):
     if avail is not None and need > 0.8 * avail:
         raise MemoryError(
             f"{what} needs about {need / 1e9:.1f} GB ({avail / 1e9:.1f} GB available): "
-            + (advice or "certify a subsample, use the linear kernel, or rely on the fast "
-                         "solver's own check at its returned point (sol.info['self_check'])"))
+            + (advice or _ADVICE))
 
 
 def guard_dense(m, what, copies=1, cubic=False, advice=None):
@@ -115,18 +119,17 @@ def guard_dense(m, what, copies=1, cubic=False, advice=None):
     ``MemoryError`` naming ``what``, the size, the estimate and what to do instead
     (``advice``; default: the certificate's alternatives)."""
     need = copies * 8.0 * m * m
+    if not cubic:
+        guard_bytes(need, f"{what} for m = {m:,} points", advice)
+        return
     avail = _available_memory()
     too_big = avail is not None and need > 0.8 * avail
-    if too_big or (cubic and m > DENSE_EIG_MAX_M):
-        if not cubic:
-            guard_bytes(need, f"{what} for m = {m:,} points", advice)
+    if too_big or m > DENSE_EIG_MAX_M:
         have = f"{avail / 1e9:.1f} GB available" if avail is not None else "memory unknown"
         raise MemoryError(
             f"{what} for m = {m:,} points needs about {need / 1e9:.1f} GB ({have})"
-            + (f" and an O(m^3) eigendecomposition (refused above {DENSE_EIG_MAX_M:,} "
-               "points)" if cubic else "")
-            + ": " + (advice or "certify a subsample, use the linear kernel, or rely on the "
-                      "fast solver's own check at its returned point (sol.info['self_check'])"))
+            + f" and an O(m^3) eigendecomposition (refused above {DENSE_EIG_MAX_M:,} points): "
+            + (advice or _ADVICE))
 
 
 def data_span(prob):

@@ -517,17 +517,21 @@ class DRR(ProxGradientRefine, Problem):
         of test point ``j`` (or, for a matrix ``w`` and an index or slice ``j`` of as many
         test points, one column each); the fast solvers' spot check of a user's prox tests
         it there."""
+        v, s, _, _ = self._prox_gradient_step(w, j)
+        return v, s
+
+    def _prox_gradient_step(self, w, j):
+        """``(v, s, t, Q_D w)`` of :meth:`prox_gradient_argument`."""
         t = 1.0 / self.sigma_max if self.sigma_max > 0 else 1.0
-        g = self.Q_D @ w - self.K_x[:, j]
-        return w - t * g, t * self.beta
+        Qw = self.Q_D @ w
+        return w - t * (Qw - self.K_x[:, j]), t * self.beta, t, Qw
 
     def prox_gradient_residual(self, w, j):
         """``||w - prox_{t beta R}(w - t grad f(w))|| / t`` with ``t = 1/sigma_max(Q_D)``."""
-        t = 1.0 / self.sigma_max if self.sigma_max > 0 else 1.0
-        v, s = self.prox_gradient_argument(w, j)
+        v, s, t, Qw = self._prox_gradient_step(w, j)
         p = check_prox(self.regularizer.prox(v, s, self.groups), w)
         return float(np.linalg.norm(w - p) / t), 1.0 + float(np.linalg.norm(self.K_x[:, j])
-                                                              + np.linalg.norm(self.Q_D @ w))
+                                                              + np.linalg.norm(Qw))
 
     def certify(self, sol, tol=DEFAULT_TOL, reference="auto", *, workspace=None, mode="full"):
         """Certificate of ``sol`` (one per test point, merged by the worst residual).

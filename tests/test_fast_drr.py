@@ -404,18 +404,12 @@ def test_large_m_closed_form_by_panels_matches_lapack(alpha, kernel, monkeypatch
         fast.solve(p2, progress="yes")
 
 
-def test_large_m_closed_form_refuses_a_q_that_is_not_positive_definite(monkeypatch):
-    monkeypatch.setattr(fast_drr, "LARGE_M", 10)
+@pytest.mark.parametrize("large_m", [10, None], ids=["panels", "one-call"])
+def test_closed_form_refuses_a_q_that_is_not_positive_definite(large_m, monkeypatch):
+    """Both factorisations (by panels above LARGE_M, one LAPACK call below) refuse it."""
+    if large_m is not None:
+        monkeypatch.setattr(fast_drr, "LARGE_M", large_m)
     X = np.ones((40, 2))                        # K = all ones (rank 1), beta 1e-300
-    y = np.r_[np.zeros(20, int), np.ones(20, int)]
-    p = rm.DRM(X, y, X[:2], alpha=0.0, beta=1e-300,
-               kernel=rm.kernels.Polynomial(degree=1, gamma=1.0, coef0=0.0))
-    with pytest.raises(rm.SolverError, match="not numerically positive definite"):
-        fast.solve(p)
-
-
-def test_closed_form_refuses_a_q_that_is_not_positive_definite():
-    X = np.ones((40, 2))                        # as above, on the one-call LAPACK path
     y = np.r_[np.zeros(20, int), np.ones(20, int)]
     p = rm.DRM(X, y, X[:2], alpha=0.0, beta=1e-300,
                kernel=rm.kernels.Polynomial(degree=1, gamma=1.0, coef0=0.0))
