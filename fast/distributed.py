@@ -253,7 +253,8 @@ def _label_pieces(y, X, dask):
     pieces = [yv[a:b] for a, b in zip(cuts[:-1], cuts[1:])]
     client = _active_client(dask)
     if client is not None:
-        pieces = client.scatter(pieces)
+        pieces = client.scatter(pieces, hash=False)   # (own keys: no race with a
+        # previous solve's pieces of the same labels being released)
     return pieces, True
 
 
