@@ -164,23 +164,22 @@ def _part(X, y, W, spec):
     g = np.zeros(dp)
     gabs = np.zeros(dp)
     g[:d] = XS.T @ cS
-    gabs[:d] = np.abs(XS).T @ np.abs(cS)
     rd = np.sqrt(dS)
     XS *= rd[:, None]                       # sqrt(D_S) X_S: H's part is its Gram
     if formed:
         H = np.zeros((dp, dp))
         H[:d, :d] = XS.T @ XS
+        if sb:
+            H[:d, d] = H[d, :d] = XS.T @ (sb * rd)
     else:
         H = np.zeros(dp)
         H[:d] = np.einsum("ij,ij->j", XS, XS)
     if sb:
         g[d] = sb * cS.sum()
         gabs[d] = sb * np.abs(cS).sum()
-        if formed:
-            H[:d, d] = H[d, :d] = XS.T @ (sb * rd)
-            H[d, d] = sb * sb * dS.sum()
-        else:
-            H[d] = sb * sb * dS.sum()
+        H[(d, d) if formed else d] = sb * sb * dS.sum()
+    # |X_S|^T |c_S| as |sqrt(D_S) X_S|^T (|c_S| / sqrt(D_S)), in place (no third copy)
+    gabs[:d] = np.abs(XS, out=XS).T @ (np.abs(cS) / rd)
     out.update(f=f, red=red, s1=s1, s2=s2, lo=lo, hi=hi, n_lo=n_lo, n_hi=n_hi, n_act=S.size,
                g=g, gabs=gabs, H=H)
     return out
