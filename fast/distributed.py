@@ -58,6 +58,7 @@ import numpy as np
 from numba import njit
 
 from . import _tron
+from ._polish import one_blas_thread
 from ._tron import _loss, _loss_drop
 
 #: at most this many features (with the intercept's): the Hessian is formed (module docstring)
@@ -219,7 +220,11 @@ class _Passes:
         while len(parts) > 1:
             parts = [self.merge(parts[i], parts[i + 1]) if i + 1 < len(parts) else parts[i]
                      for i in range(0, len(parts), 2)]
-        (out,) = self.dask.compute(parts[0])
+        # the parallelism is across partitions: one BLAS thread a task (in this process:
+        # the threaded scheduler, in-process workers) rather than threads that wait for
+        # each other on busy cores (fast._polish.one_blas_thread)
+        with one_blas_thread():
+            (out,) = self.dask.compute(parts[0])
         self.count += 1
         return out
 
