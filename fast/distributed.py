@@ -582,7 +582,14 @@ def _solve(X, y, loss, params, fit_intercept, intercept_scaling, tol, max_iter, 
     residual = P.gnorm / (1.0 + P.wnorm)
     status = {"tol": "optimal", "max_iter": "max_iter", "stalled": "stalled"}[info["stop"]]
     what = f"distributed TRON ({loss}, ||grad f|| / (1 + ||w||))"
-    if status == "max_iter":
+    if status == "optimal" and residual > tol:
+        # stopped at the gradient's rounding floor, above tol: badly scaled data
+        status = "inaccurate"
+        not_converged_warning(f"{what}: the gradient reached its rounding error with "
+                              f"residual {residual:.3e} above the tolerance tol={tol:.3e} "
+                              "asked; the data's scale is beyond what float64 resolves here: "
+                              "scale the features (e.g. StandardScaler)")
+    elif status == "max_iter":
         convergence_warning(what, residual, tol, info["n_iter"], unit="Newton iterations")
     elif status == "stalled":
         not_converged_warning(f"{what} stalled after {info['n_iter']} Newton iterations (the "

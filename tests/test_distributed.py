@@ -156,6 +156,35 @@ def test_max_iter_warns_with_residual_and_tol(client):
     assert res.status == "max_iter" and res.n_iter == 1 and res.residual > 1e-9
 
 
+@pytest.mark.parametrize("case", ["outlier", "x1e8", "x1e8-intercept"])
+def test_badly_scaled_data_is_never_called_optimal_when_uncertified(case):
+    """A far outlier row (x 1e4) or entries of 1e8: fast.solve's TRON does not certify these
+    either (max_iter, or a gradient at its rounding error); the distributed solve must say so
+    (a ConvergenceWarning and a status other than "optimal") whenever the certificate fails.
+    (The outlier: fast.solve's TRON also ends at max_iter there.)"""
+    from sklearn.exceptions import ConvergenceWarning
+
+    X, y = _data("unit", seed=15)
+    if case == "outlier":
+        X[5] *= 1e4
+    else:
+        X *= 1e8
+    fi = case.endswith("intercept")
+    with dask.config.set(scheduler="threads"), warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        res = D.solve_odm(_rows(X), y, 64.0, 0.5, 0.3, fit_intercept=fi, max_iter=60)
+    prob = rm.ODM(X, y, lam=64.0, mu=0.5, theta=0.3, fit_intercept=fi)
+    ok = prob.certify(prob.solution_from(w=res.w), reference=False).ok
+    warned = any(issubclass(w.category, ConvergenceWarning) for w in rec)
+    # never optimal when uncertified; every status but optimal warns. (The converse may
+    # not hold: at x 1e8 with the intercept the gradient's rounding floor stops it above tol,
+    # "inaccurate", where the certificate's own scaled tolerance still holds.)
+    assert ok or res.status != "optimal"
+    assert warned == (res.status != "optimal")
+    if case == "outlier":
+        assert res.status == "max_iter" and not ok
+
+
 def _write(path, A):
     np.ascontiguousarray(A, dtype="<f8").tofile(path)
 
