@@ -34,6 +34,16 @@ def not_converged_warning(message, stacklevel=3):
 GAP_FLOOR_UNITS = 1e-7
 
 
+def within_check(value, scale):
+    """Whether a residual ``value`` over its ``scale`` is within the margin of the fast
+    solvers' self-check (:data:`refmodels.cheap.CHECK_MARGIN` times the certificate's
+    tolerance): what a solver aims at before it stops."""
+    from refmodels.certify import DEFAULT_TOL
+    from refmodels.cheap import CHECK_MARGIN
+
+    return bool(value <= CHECK_MARGIN * DEFAULT_TOL * scale)
+
+
 def relative_gap_target(gap_tol, prob):
     """A solver's duality-gap target as a function of the objective ``P`` (None when
     ``gap_tol`` is None): ``gap_tol |P|`` plus ``GAP_FLOOR_UNITS`` of the problem's objective

@@ -216,7 +216,7 @@ def warm_box(warm_start, box, m):
 
 def run(oracle, *, sign, lo, hi, p, dg, alpha0, u0=None, tol, max_iter, seed, shrinking=True,
         polish=True, polish_every=50, polish_max=1500, polish_stable_only=False,
-        primal=None, gap_tol=None, gap_target=None, lowrank_polish=True,
+        primal=None, gap_tol=None, gap_target=None, kkt_ok=None, lowrank_polish=True,
         candidate_polish=False, subspace_polish=False):
     """Run the DCD on ``n = k m`` variables: ``k`` signed copies of each of the ``m`` points.
 
@@ -246,6 +246,11 @@ def run(oracle, *, sign, lo, hi, p, dg, alpha0, u0=None, tol, max_iter, seed, sh
     objective unit) the tolerance is divided by 10 and the descent continues
     (down to ``1e-14``). A ``|PG| <= tol`` point can have a large gap when the box is wide
     (gap <= ~ 2 m C tol for the SVM) or the dual is ill-conditioned (ODM with theta near 1).
+    ``kkt_ok(alpha, u, s, w) -> bool`` (optional, with ``gap_tol``): the certificate's other
+    residuals at the point, which the gap does not bound (ODM's stationarity in the slacks,
+    a norm over all the points against the norm of the multipliers); the run goes on the
+    same way until it holds too, instead of stopping at a point that the self-check then
+    sends back to a second run.
 
     ``lowrank_polish`` (default on; it applies to the linear path with one copy, no
     diagonal, ``d <=`` :data:`LOWRANK_MAX_D` and ``d < m / 2``: the SVM, and ODML / LDM on
@@ -381,14 +386,16 @@ def run(oracle, *, sign, lo, hi, p, dg, alpha0, u0=None, tol, max_iter, seed, sh
             gap = P + Dmin
             if not np.isfinite(gap):
                 _not_finite(f"the duality gap ({P!r} + {Dmin!r})", epochs)
-            if gap > gap_target(P) and cur_tol > 1e-14:
+            if (gap > gap_target(P) or (kkt_ok is not None
+                                        and not kkt_ok(alpha, u_now, s_ex, w_ex))) \
+                    and cur_tol > 1e-14:
                 cur_tol = max(cur_tol / 10.0, 1e-14)
                 n_refine += 1
                 converged = False
                 s, w = s_ex, w_ex
                 if epochs < max_iter:
                     continue
-        if converged or epochs >= max_iter:
+        if converged:
             break
         # exact s / w (no drift); once the free set has settled (the same at two checks),
         # the slow tail of coordinate descent is a linear system: try a Newton step on it
@@ -400,10 +407,12 @@ def run(oracle, *, sign, lo, hi, p, dg, alpha0, u0=None, tol, max_iter, seed, sh
             # point resolves, while the gap is already at the certificate's level
             P = float(primal(alpha, u_now, s, w))
             Dmin = float(0.5 * u_now @ s + p @ alpha + 0.5 * np.sum(dg * alpha * alpha))
-            if P + Dmin <= gap_target(P):
+            if P + Dmin <= gap_target(P) and (kkt_ok is None or kkt_ok(alpha, u_now, s, w)):
                 converged = True
                 n_gap_stop = 1
                 break
+        if epochs >= max_iter:        # (after the gap's check: the last chunk may have met it)
+            break
         free = (alpha > lo) & (alpha < hi)
         # the low-rank active set starts once the free set has settled (the same at two
         # checks: after a warm start from the previous point of a path, within a few

@@ -569,12 +569,36 @@ def row_source(prob, cache_size):
     return RowSource(prob.kernel, prob.X, cache_size)
 
 
+#: ``"auto"`` without a ``cache_size`` takes the Gram up to this many MB (m = 16,384 points),
+#: well above the row cache's default: the DCD visits every active point in random order
+#: each epoch, so a cache holding part of the rows recomputes most of them every epoch
+#: (LIBSVM's SMO, whose working sets stay on few rows, is another matter). A fixed budget,
+#: not a share of the free memory, so that a call takes the same path, hence the same
+#: rounding, on every run; only a Gram beyond half the memory available falls back to the
+#: cache
+AUTO_GRAM_MB = 2048.0
+
+
+def auto_gram_fits(m, cache_size):
+    """Whether ``"auto"`` takes the full Gram of ``m`` points: within ``cache_size`` MB
+    when the caller gives one, else within :data:`AUTO_GRAM_MB` and half the memory
+    available."""
+    from refmodels._numeric import _available_memory
+
+    if cache_size is not None:
+        return fits_in_memory(m, cache_size)
+    if not fits_in_memory(m, AUTO_GRAM_MB):
+        return False
+    avail = _available_memory()
+    return avail is None or 8.0 * m * m <= 0.5 * avail
+
+
 def choose_path(prob, path, cache_size=None, allowed=("gram", "cache", "linear")):
     """The one kernel-path chooser of the dual solvers: ``path`` checked against
     ``allowed``; ``"auto"`` gives ``linear`` for the linear kernel (when allowed), ``gram``
     for a precomputed kernel (the Gram is the data), when no bounded cache is allowed, or
-    when the Gram fits in ``cache_size`` MB, else ``cache``."""
-    from ._common import DEFAULT_CACHE_MB, check_path
+    when the Gram fits (:func:`auto_gram_fits`), else ``cache``."""
+    from ._common import check_path
 
     kernel = prob.kernel
     path = check_path(path, allowed)
@@ -587,7 +611,6 @@ def choose_path(prob, path, cache_size=None, allowed=("gram", "cache", "linear")
         return path
     if kernel.is_linear and "linear" in allowed:
         return "linear"
-    if (kernel.is_precomputed or "cache" not in allowed
-            or fits_in_memory(prob.m, DEFAULT_CACHE_MB if cache_size is None else cache_size)):
+    if kernel.is_precomputed or "cache" not in allowed or auto_gram_fits(prob.m, cache_size):
         return "gram"
     return "cache"

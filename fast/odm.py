@@ -65,8 +65,9 @@ SVRG_DEFAULT_MAX_ITER = 1000
 
 def _dcd_method(prob, tol, max_iter, random_state, warm_start, **options):
     """``method="dcd"`` (seed 002 Alg. 1, module docstring). Options: ``shrinking`` (True),
-    ``polish`` (True), ``cache_size`` (MB, 200), ``path``
-    (``"auto"``/``"gram"``/``"cache"``/``"linear"``)."""
+    ``polish`` (True), ``cache_size`` (MB of kernel rows; not given: the
+    Gram when it is within :data:`fast._kernels.AUTO_GRAM_MB`, else a 200 MB row cache),
+    ``path`` (``"auto"``/``"gram"``/``"cache"``/``"linear"``)."""
     gap_tol = _dcd.DEFAULT_GAP_TOL if tol is None else None
     a = prob.a
     # the default is on the slack stationarity of eq. 14: PG_zeta = a zeta - xi and
@@ -79,7 +80,8 @@ def _dcd_method(prob, tol, max_iter, random_state, warm_start, **options):
     # dual): on linear problems it cuts the epochs many-fold (bench_linear_svm.py);
     # polish=False gives the plain LIBLINEAR-style descent
     polish = _common.check_bool(options.pop("polish", True), "polish")
-    cache_size = _common.check_cache_size(options.pop("cache_size", None))
+    cache_asked = options.pop("cache_size", None)       # None: choose_path's own budget
+    cache_size = _common.check_cache_size(cache_asked)
     path = options.pop("path", None)
     if options:
         raise ValueError(f"unknown options {sorted(options)} for the ODM DCD solver")
@@ -87,7 +89,7 @@ def _dcd_method(prob, tol, max_iter, random_state, warm_start, **options):
     m, y = prob.m, prob.y
     box = prob.box_dual                       # zeta and beta: two signed copies of each point
     alpha0 = _dcd.warm_box(warm_start, box, m)
-    path = _K.choose_path(prob, path, cache_size)
+    path = _K.choose_path(prob, path, None if cache_asked is None else cache_size)
     if path == "gram":
         _K.build_gram(prob)                   # the RBF Gram in one pass (kept on prob)
     oracle = _dcd.oracle_for(prob, path, cache_size)
@@ -99,7 +101,10 @@ def _dcd_method(prob, tol, max_iter, random_state, warm_start, **options):
                                     primal=lambda al, uu, ss, ww: prob.objective_from_margins(
                                         ss, float(uu @ ss)),
                                     gap_tol=gap_tol,
-                                    gap_target=_common.relative_gap_target(gap_tol, prob))
+                                    gap_target=_common.relative_gap_target(gap_tol, prob),
+                                    kkt_ok=lambda al, uu, ss, ww: _common.within_check(
+                                        *prob.slack_residual(ss, {"zeta": al[:m],
+                                                                  "beta": al[m:]})))
     zeta, beta = alpha[:m].copy(), alpha[m:].copy()
     coef = y * u                                   # nu = Y (zeta - beta)
     # s = Q u = y * (G nu): the margins; ||w||^2 = nu^T G nu = u^T s

@@ -42,8 +42,9 @@ def choose_method(prob, options=()):
 def _dcd_method(prob, tol, max_iter, random_state, warm_start, **options):
     """``method="dcd"`` (no intercept): the box dual by the shared DCD of :mod:`fast._dcd`.
 
-    Options: ``shrinking`` (default True), ``cache_size`` (MB, default 200; the Gram is
-    computed once when it fits, else kernel rows are cached), ``path`` (``"auto"``,
+    Options: ``shrinking`` (default True), ``cache_size`` (MB; the Gram is computed once
+    when it fits in it, else kernel rows are cached; not given: the Gram when it is within
+    :data:`fast._kernels.AUTO_GRAM_MB`, else a 200 MB row cache), ``path`` (``"auto"``,
     ``"gram"``, ``"cache"``, ``"linear"``), ``polish`` (the active-set Newton refinement of
     :func:`fast._dcd.run`; default True; ``False`` is the plain LIBLINEAR-style descent).
     With ``tol`` left at its default the run also refines until the duality gap is below
@@ -58,7 +59,8 @@ def _dcd_method(prob, tol, max_iter, random_state, warm_start, **options):
     # polish=False gives the plain LIBLINEAR-style descent
     gap_tol = _dcd.DEFAULT_GAP_TOL if tol is None else None
     polish = _common.check_bool(options.pop("polish", True), "polish")
-    cache_size = _common.check_cache_size(options.pop("cache_size", None))
+    cache_asked = options.pop("cache_size", None)       # None: choose_path's own budget
+    cache_size = _common.check_cache_size(cache_asked)
     path = options.pop("path", None)
     if options:
         raise ValueError(f"unknown options {sorted(options)} for the SVM DCD solver")
@@ -73,7 +75,7 @@ def _dcd_method(prob, tol, max_iter, random_state, warm_start, **options):
         return prob.objective_from_margins(s, float(alpha @ s))
 
     alpha0 = _dcd.warm_box(warm_start, box, m)
-    path = _K.choose_path(prob, path, cache_size)
+    path = _K.choose_path(prob, path, None if cache_asked is None else cache_size)
     oracle = _dcd.oracle_for(prob, path, cache_size)
     alpha, u, s, w, info = _dcd.run(oracle, sign=box.sign, lo=0.0, hi=box.hi, p=box.p,
                                     dg=box.dg,

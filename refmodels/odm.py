@@ -362,6 +362,11 @@ class ODM(BiasFeature, BinaryProblem):
                  + 2 * c * np.hypot(np.linalg.norm(xi), self.mu * np.linalg.norm(eps)))
         return float(np.hypot(np.linalg.norm(g_xi), np.linalg.norm(g_eps))), scale
 
+    def slack_residual(self, gamma, dual):
+        """:meth:`slack_stationarity` at the smallest feasible slacks of the margins
+        ``gamma``: what the certificate measures at a point given by its margins."""
+        return self.slack_stationarity(*self._slacks(gamma), dual)
+
     def dual_candidates(self, point, sol=None):
         """The one dual point consistent with ``w``: stationarity in the slacks (eq. 14),
         ``zeta = 2c xi``, ``beta = 2c mu eps`` with the smallest feasible slacks."""

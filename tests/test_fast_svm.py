@@ -381,3 +381,27 @@ def test_candidate_polish_on_csr_matches_dense():
     assert dense.info["path"] == csr.info["path"] == "linear"
     assert rel(csr.objective, dense.objective) <= 1e-9
     np.testing.assert_allclose(csr.variables["w"], dense.variables["w"], atol=1e-6)
+
+
+def test_auto_takes_the_gram_beyond_the_row_cache(monkeypatch):
+    """Without a cache_size, "auto" takes the full Gram up to AUTO_GRAM_MB (far above the
+    200 MB row cache: the DCD's random order recomputes most cached rows every epoch), and
+    falls back to the cache beyond it or beyond half the memory available; a cache_size
+    given keeps its LIBSVM meaning."""
+    from fast import _kernels as K
+    from refmodels import _numeric
+
+    assert K.auto_gram_fits(10, None) and K.auto_gram_fits(6000, None) is (
+        _numeric._available_memory() is None or 8 * 6000**2 <= 0.5 * _numeric._available_memory())
+    assert not K.auto_gram_fits(6000, 200.0)              # 275 MB: beyond 200 MB given
+    assert not K.auto_gram_fits(20000, None)              # 3.2 GB: beyond AUTO_GRAM_MB
+    monkeypatch.setattr(_numeric, "_available_memory", lambda: 1e6)
+    assert not K.auto_gram_fits(1000, None)               # 8 MB Gram, 1 MB available
+    assert K.auto_gram_fits(100, None)                    # 80 kB
+    monkeypatch.undo()
+    X, y, k, _ = random_binary(12, m=60, d=3, kernel="rbf")
+    prob = rm.SVM(X, y, C=1.0, kernel=k)
+    monkeypatch.setattr(K, "AUTO_GRAM_MB", 0.01)
+    assert fast.solve(prob, method="dcd").info["path"] == "cache"
+    monkeypatch.undo()
+    assert fast.solve(prob, method="dcd").info["path"] == "gram"

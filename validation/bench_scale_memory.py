@@ -5,6 +5,9 @@ Rows (each a subprocess, so that its peak resident memory is its own):
 * ``rbf-svm``: an RBF SVM on ``--m`` points (10 Gaussian features), ``fast.solve`` then
   ``certify(reference=False)``; above 2,000 points the certificate takes the representer
   form (kernel blocks, no Gram, no map). Target: ``m = 30,000`` within 4 GB.
+* ``rbf-odm``: kernel ODM (RBF) on ``--odm-m`` points (10 Gaussian features, ``lam = m``,
+  ``mu = 0.5``, ``theta = 0.3``: the DCD, as ``method="auto"`` chooses there), then
+  ``certify(reference=False)``: the DCD's Gram beyond the 200 MB row cache;
 * ``csr-odm``: linear ODM on a CSR matrix (``--csr-m`` x ``--csr-d``, 20 non-zeros a row);
   the certificate must stay sparse.
 * ``drm`` (``--drm``, long): DRM on ``--drm-m`` points (RBF, 20 test points), the closed
@@ -35,6 +38,9 @@ out = {}
 if kind == "rbf-svm":
     X = r.normal(size=(m, 10)); y = np.where(X[:, 0] + 0.3 * r.normal(size=m) > 0, 1, -1)
     p = rm.SVM(X, y, C=1.0, kernel=rm.kernels.RBF(0.1))
+elif kind == "rbf-odm":
+    X = r.normal(size=(m, 10)); y = np.where(X[:, 0] + 0.5 * r.normal(size=m) > 0, 1, -1)
+    p = rm.ODM(X, y, lam=float(m), mu=0.5, theta=0.3, kernel=rm.kernels.RBF(0.1))
 elif kind == "csr-odm":
     rows = np.repeat(np.arange(m), 20); cols = r.integers(0, d, size=m * 20)
     X = sp.csr_matrix((r.random(m * 20), (rows, cols)), shape=(m, d)); X.sum_duplicates()
@@ -63,13 +69,15 @@ def run(kind, m, d):
 
 
 def main():
-    p = H.parser(__doc__.splitlines()[0], m=30000, csr_m=200000, csr_d=20000, drm_m=30000)
+    p = H.parser(__doc__.splitlines()[0], m=30000, odm_m=12000, csr_m=200000, csr_d=20000,
+                 drm_m=30000)
     p.add_argument("--drm", action="store_true", help="also DRM at --drm-m points (minutes)")
     args = p.parse_args()
     if args.quick:
-        args.m, args.csr_m, args.csr_d, args.drm_m = 3000, 20000, 2000, 3000
+        args.m, args.odm_m, args.csr_m, args.csr_d, args.drm_m = 3000, 3000, 20000, 2000, 3000
     R = H.Report("Memory and time at scale (solve and certificate, one process per row)", args)
-    rows = [("rbf-svm", args.m, 10), ("csr-odm", args.csr_m, args.csr_d)]
+    rows = [("rbf-svm", args.m, 10), ("rbf-odm", args.odm_m, 10),
+            ("csr-odm", args.csr_m, args.csr_d)]
     if args.drm:
         rows.append(("drm", args.drm_m, 10))
     table = []
