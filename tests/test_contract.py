@@ -115,3 +115,40 @@ def test_box_dual_is_the_negated_dual(family, data):
     scale = 1.0 + abs(d_max) + 0.5 * abs(float(u @ Gu))
     assert abs(d_min + d_max) <= 1e-9 * scale + roundoff, (d_min, d_max, roundoff)
 
+
+def _margin_loss_value(loss, gamma):
+    """``sum_i ell(gamma_i)`` of a :class:`refmodels._box.MarginLoss`, from its definition."""
+    import numpy as np
+
+    if loss.kind == "odm":
+        c, mu, th = loss.params
+        return c * float(np.sum(np.maximum(0.0, 1.0 - th - gamma) ** 2
+                                + mu * np.maximum(0.0, gamma - 1.0 - th) ** 2))
+    assert loss.kind == "squared_hinge", loss.kind
+    (C,) = loss.params
+    return C * float(np.sum(np.maximum(0.0, 1.0 - gamma) ** 2))
+
+
+@pytest.mark.parametrize("family", [f for f in FAMILIES
+                                    if hasattr(FAMILIES[f].problem_class(), "margin_loss")])
+@given(data=st.data())
+def test_margin_loss_is_the_objective(family, data):
+    """A family's ``margin_loss`` (what TRON and the kernel Newton minimise with
+    ``1/2 ||w||^2``) gives its ``objective_from_margins`` at margins below, inside and above
+    any band, and its TRON code exists; ``margin_loss_at(lam)`` is the loss of
+    ``replace(lam=lam)``."""
+    import numpy as np
+
+    from fast import _tron
+
+    prob = data.draw(CASES[family].problems(), label="prob")
+    r = np.random.default_rng(data.draw(st.integers(0, 2**31), label="seed"))
+    gamma = r.uniform(-2.0, 4.0, prob.m)
+    wnorm2 = float(r.exponential(1.0))
+    loss = prob.margin_loss
+    assert loss.kind in _tron.LOSS_KINDS
+    P = prob.objective_from_margins(gamma, wnorm2)
+    assert abs(0.5 * wnorm2 + _margin_loss_value(loss, gamma) - P) <= 1e-12 * (1.0 + abs(P))
+    if hasattr(prob, "margin_loss_at"):
+        lam = float(r.uniform(0.5, 2.0)) * prob.lam
+        assert prob.margin_loss_at(lam) == prob.replace(lam=lam).margin_loss
