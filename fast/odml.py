@@ -213,8 +213,9 @@ def _dcd_method(prob, tol, max_iter, random_state, warm_start, **options):
 
     alpha, v, s, u, info = _dcd.run(oracle, sign=box.sign, lo=0.0, hi=box.hi, p=box.p,
                                     dg=box.dg, alpha0=alpha0, u0=np.full(m, box.offset),
-                                    tol=tol, max_iter=max_iter, seed=_common.seed_from(random_state),
-                                    shrinking=shrinking, polish=polish, primal=primal,
+                                    tol=tol, max_iter=max_iter,
+                                    seed=_common.seed_from(random_state), shrinking=shrinking,
+                                    polish=polish, primal=primal,
                                     gap_tol=gap_tol,
                                     gap_target=_common.relative_gap_target(gap_tol, prob))
     # s = H v = gamma; G nu = Y s; nu = Yv - A (G nu),  A z = c (z - y (y^T z)/m)
