@@ -211,7 +211,8 @@ def solve_odm(prob, tol=None, max_iter=None, warm_start=None, path=None, cache_s
     cache_size = _common.check_cache_size(cache_size)
     path = _K.choose_path(prob, path, cache_size, allowed=("gram", "cache"))
     t0 = time.perf_counter()
-    m, y, th, mu = prob.m, prob.y, prob.theta, prob.mu
+    m, y = prob.m, prob.y
+    c, mu, th = prob.margin_loss.params    # the declared loss: ODM's (c, mu, theta), eq. 18
     beta0 = None
     if warm_start is not None:
         coef = getattr(warm_start, "coef", None)
@@ -247,7 +248,6 @@ def solve_odm(prob, tol=None, max_iter=None, warm_start=None, path=None, cache_s
         def K_cols(idx):
             return np.asarray(kernel.cross(Xd, Xd[idx]), dtype=np.float64)
         lowrank = None          # each CG step would cost a pass over the kernel: Cholesky
-    c = prob.c
     Phi = explicit_features(prob)
     if Phi is not None:
         # a polynomial kernel of rank D < m: the Newton in its feature space

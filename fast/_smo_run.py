@@ -452,3 +452,30 @@ def warm_vector(warm_start, name, n, hi):
     """A dual vector from ``warm_start`` (a Solution, a dict or an array), checked in its box
     (:func:`fast._common.warm_vector`)."""
     return _common.warm_vector(warm_start, name, n, 0.0, hi)
+
+
+def warm_box(warm_start, box, m):
+    """The starting point of a family's box dual ``box`` (:class:`refmodels._box.BoxDual`):
+    the :func:`warm_vector` of each copy's variable, one block of ``m`` after the other, or
+    zeros without a warm start."""
+    z0 = np.zeros(len(box.names) * m)
+    if warm_start is not None:
+        for k, (name, hi) in enumerate(zip(box.names, box.hi)):
+            z0[k * m:(k + 1) * m] = warm_vector(warm_start, name, m, float(hi))
+    return z0
+
+
+def box_arrays(box, y):
+    """The general form's ``(pt, s, p, u)`` of a family's box dual ``box`` on the problem's
+    Gram: variable ``k m + i`` is copy ``k`` of point ``i``, with sign ``sign_k y_i``,
+    linear term ``p_k`` and box ``[0, hi_k]``. The SMO takes neither a diagonal, nor an
+    offset of ``u``, nor another Gram (ODML / LDM expand theirs: ``fast/odml.py``)."""
+    if np.any(box.dg) or box.offset or box.metric:
+        raise ValueError("the SMO's general form takes a box dual without diagonal, offset "
+                         "or metric")
+    m = y.shape[0]
+    pt = np.concatenate([np.arange(m)] * len(box.names))
+    s = np.concatenate([sg * y for sg in box.sign])
+    p = np.concatenate([np.full(m, pk) for pk in box.p])
+    u = np.concatenate([np.full(m, hk) for hk in box.hi])
+    return pt, s, p, u

@@ -24,6 +24,9 @@ Losses (``kind``, ``params``):
 * ``LOSS_SQHINGE`` (squared-hinge / L2-loss SVM, LIBLINEAR's ``-s 2``), ``params = (C,)``:
   ``ell(g) = C max(0, 1-g)^2``.
 
+A family states its loss once, as ``prob.margin_loss`` (:class:`refmodels._box.MarginLoss`,
+by name); :func:`declared_loss` maps it to the codes.
+
 Adding a loss is adding a branch to :func:`_loss`; nothing else changes.
 
 The method (Lin & Moré 1999; Lin, Weng & Keerthi 2008, the algorithm of LIBLINEAR's
@@ -79,6 +82,15 @@ from ._tron_cg import (CG, _curv_sync, _dot, _hess_from, _mdot, _precond, _preco
 
 LOSS_ODM = 0
 LOSS_SQHINGE = 1
+#: the loss names of :class:`refmodels._box.MarginLoss` (a problem's ``margin_loss``) as
+#: TRON's codes
+LOSS_KINDS = {"odm": LOSS_ODM, "squared_hinge": LOSS_SQHINGE}
+
+
+def declared_loss(loss):
+    """``(kind, params)`` for :func:`minimize` from a problem's declared
+    :class:`refmodels._box.MarginLoss`."""
+    return LOSS_KINDS[loss.kind], loss.params
 
 DEFAULT_TOL = 1e-9
 #: dense rows with at most this many features: the Hessian is formed (see :func:`_tron`)

@@ -56,7 +56,6 @@ from refmodels.solution import Solution
 from . import _chunk, _common, _dcd, _methods, _sgd
 from . import _kernels as _K
 from ._chunk import PAUSED
-from ._tron import LOSS_ODM
 from ._tron import _tron as _tron_kernel
 
 SVRG_DEFAULT_TOL = 1e-6
@@ -69,11 +68,12 @@ def _dcd_method(prob, tol, max_iter, random_state, warm_start, **options):
     Gram when it is within :data:`fast._kernels.AUTO_GRAM_MB`, else a 200 MB row cache),
     ``path`` (``"auto"``/``"gram"``/``"cache"``/``"linear"``)."""
     gap_tol = _dcd.DEFAULT_GAP_TOL if tol is None else None
-    a = prob.a
+    box = prob.box_dual                       # zeta and beta: two signed copies of each point
     # the default is on the slack stationarity of eq. 14: PG_zeta = a zeta - xi and
-    # PG_beta = (a/mu) beta - eps, so |zeta - xi/a| = |PG|/a: scale by min(1, a, a/mu)
-    # (mu = 0: the beta copies are fixed at 0, see ODM.box_dual)
-    default_tol = _dcd.DEFAULT_TOL * min(1.0, a, a / prob.mu if prob.mu > 0 else a)
+    # PG_beta = (a/mu) beta - eps, so |zeta - xi/a| = |PG|/a: scale by min(1, a, a/mu), the
+    # box's diagonals (mu = 0: the beta copies are fixed at 0, their diagonal a, see
+    # ODM.box_dual)
+    default_tol = _dcd.DEFAULT_TOL * min(1.0, *(float(g) for g in box.dg))
     _, tol, max_iter = _common.check_common("dcd", METHODS, tol, max_iter, default_tol, None)
     shrinking = _common.check_bool(options.pop("shrinking", True), "shrinking")
     # the active-set Newton polish is on by default (it is kept only when it lowers the
@@ -87,7 +87,6 @@ def _dcd_method(prob, tol, max_iter, random_state, warm_start, **options):
         raise ValueError(f"unknown options {sorted(options)} for the ODM DCD solver")
     t0 = time.perf_counter()
     m, y = prob.m, prob.y
-    box = prob.box_dual                       # zeta and beta: two signed copies of each point
     alpha0 = _dcd.warm_box(warm_start, box, m)
     path = _K.choose_path(prob, path, None if cache_asked is None else cache_size)
     if path == "gram":
@@ -230,10 +229,11 @@ def _solve_tron(prob, tol, max_iter, random_state, warm_start, max_cg=None, **op
                                            options, tol, max_iter, _tron.DEFAULT_TOL,
                                            _tron.DEFAULT_MAX_ITER, METHODS, warm_start)
     t0 = time.perf_counter()
-    y, th, mu = prob.y, prob.theta, prob.mu
-    c = prob.c
+    y = prob.y
+    kind, params = _tron.declared_loss(prob.margin_loss)      # ODM's: (c, mu, theta)
+    c, mu, th = params
     data = _tron_data(prob)
-    w, gamma, tinfo = _tron.minimize(data, _tron.LOSS_ODM, (c, mu, th), w0=w0, tol=tol,
+    w, gamma, tinfo = _tron.minimize(data, kind, params, w0=w0, tol=tol,
                                      max_iter=max_iter, max_cg=max_cg)
     if tinfo["stop"] == "not finite":
         from refmodels.solution import SolverError
@@ -379,7 +379,6 @@ def linear_tron_path(prob, lams):
 
     lams = np.asarray(lams, dtype=np.float64).ravel()
     m, d = prob.X.shape
-    mu, th = float(prob.mu), float(prob.theta)
     data = _tron_data(prob)
     if data.mode != 0:
         raise ValueError("linear_tron_path takes dense rows")
@@ -395,11 +394,12 @@ def linear_tron_path(prob, lams):
     st = _tron.new_state(m, d, d <= dense_max)
     for k in np.argsort(lams, kind="stable"):
         t0 = time.perf_counter()
-        c = float(lams[k]) / (m * (1.0 - th) ** 2)
-        params = np.array([c, mu, th])
-        curv = data.curvature_state(LOSS_ODM, params, dense_max)
+        # the problem's declared loss at lams[k] (ODM's: _lean_point reads (c, mu, theta))
+        kind, params = _tron.declared_loss(prob.margin_loss_at(float(lams[k])))
+        params = np.array([float(v) for v in params])
+        curv = data.curvature_state(kind, params, dense_max)
         # confirm=False: _linear_check recomputes the margins from w itself
-        opt = _tron.TronOptions(LOSS_ODM, params, _tron.DEFAULT_TOL, _tron.DEFAULT_MAX_ITER,
+        opt = _tron.TronOptions(kind, params, _tron.DEFAULT_TOL, _tron.DEFAULT_MAX_ITER,
                                 max_cg, dense_max, False)
         unit = zero_unit(P0_per_lam * float(lams[k]))
         st.ctl[:] = 0

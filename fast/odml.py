@@ -10,6 +10,12 @@ Dual (constant kept, so :math:`P^\\star=-D^\\star`), with :math:`v=\\frac{\\mu_2
     H=YG(I+AG)^{-1}Y,\\ A=\\frac{2\\mu_1}{m}P,\\ P=I-\\tfrac1m yy^\\top,\\qquad
     \\nu=(I+AG)^{-1}Yv.
 
+Both dual solvers read the dual from the problem, :attr:`refmodels.odml.ODML.box_dual`
+(one copy of the multipliers, ``p = -1``, box ``[0, upper]``, offset ``mu2/m``, the Gram
+``G (I + AG)^{-1}`` given by its ``metric = 2 mu1/m``; the same for LDM in its own
+parameters); the primal's parameters (:func:`odml_params`) serve the whitening's test of
+``mu1 = 0`` and the ASGD.
+
 ``method="dcd"`` (the default for the linear kernel): the shared DCD of :mod:`fast._dcd`
 with ``u = v`` (offset ``(mu2/m) e``), ``p = -e``:
 
@@ -187,12 +193,9 @@ def _dcd_method(prob, tol, max_iter, random_state, warm_start, **options):
     path = _K.choose_path(prob, path, allowed=("gram", "linear") if auto_linear else ("gram",))
     t0 = time.perf_counter()
     m, y = prob.m, prob.y
-    lam, mu1, mu2, upper, name = odml_params(prob)
-    if warm_start is not None:
-        (alpha0,) = _common.warm_values(warm_start, (name,), (m,), (0.0,), (upper,))
-    else:
-        alpha0 = np.zeros(m)
-    c = 2.0 * mu1 / m
+    box = prob.box_dual              # one copy, offset mu2/m, Gram G (I + AG)^{-1}, A = c P
+    alpha0 = _dcd.warm_box(warm_start, box, m)
+    c = box.metric
     L = None
     if path == "gram":
         _guard_H(prob)
@@ -200,7 +203,7 @@ def _dcd_method(prob, tol, max_iter, random_state, warm_start, **options):
         H, wsolve = woodbury_data(G, y, c)
         oracle = _dcd.Oracle("gram", K=H, qy=np.ones(m))
     else:
-        Z, L = whiten(prob.X, y, mu1)
+        Z, L = whiten(prob.X, y, odml_params(prob)[1])
         oracle = _dcd.Oracle("linear", X=Z, qy=y)
     def primal(alpha, v, s, u):
         # s = H v = gamma; G nu = Y s; nu = Yv - A (G nu),  A z = c (z - y (y^T z)/m)
@@ -208,10 +211,11 @@ def _dcd_method(prob, tol, max_iter, random_state, warm_start, **options):
         coef = y * v - c * (Gnu - y * (y @ Gnu) / m)
         return prob.objective_from_margins(s, float(coef @ Gnu))
 
-    alpha, v, s, u, info = _dcd.run(oracle, sign=1.0, lo=0.0, hi=upper, p=-1.0,
-                                    dg=0.0, alpha0=alpha0, u0=np.full(m, mu2 / m), tol=tol,
-                                    max_iter=max_iter, seed=_common.seed_from(random_state),
-                                    shrinking=shrinking, polish=polish, primal=primal,
+    alpha, v, s, u, info = _dcd.run(oracle, sign=box.sign, lo=0.0, hi=box.hi, p=box.p,
+                                    dg=box.dg, alpha0=alpha0, u0=np.full(m, box.offset),
+                                    tol=tol, max_iter=max_iter,
+                                    seed=_common.seed_from(random_state), shrinking=shrinking,
+                                    polish=polish, primal=primal,
                                     gap_tol=gap_tol,
                                     gap_target=_common.relative_gap_target(gap_tol, prob))
     # s = H v = gamma; G nu = Y s; nu = Yv - A (G nu),  A z = c (z - y (y^T z)/m)
@@ -223,7 +227,7 @@ def _dcd_method(prob, tol, max_iter, random_state, warm_start, **options):
     else:
         coef = y * v - c * (Gnu - y * (y @ Gnu) / m)
     objective = prob.objective_from_margins(s, float(coef @ Gnu))
-    variables = {name: alpha}
+    variables = {box.names[0]: alpha}
     if path == "linear":
         w = u if L is None else sla.solve_triangular(L, u, lower=True, trans="T")
         variables["w"] = np.asarray(w, dtype=np.float64)
@@ -244,28 +248,32 @@ def _solve_smo(prob, tol, max_iter, random_state, warm_start, cache_size=None, p
     _common.check_cache_size(cache_size)                # accepted for a uniform API
     t0 = time.perf_counter()
     m, y = prob.m, np.asarray(prob.y, dtype=np.float64)
-    lam, mu1, mu2, upper, name = odml_params(prob)
+    box = prob.box_dual              # one copy, offset mu2/m, Gram G (I + AG)^{-1}, A = c P
+    (name,), (sign,), (p0,), (upper,), offset = (box.names, box.sign, box.p, box.hi,
+                                                 box.offset)
     refine = tol is None
     tol, max_iter, _, shrinking, polish = _smo_run.check_options(tol, max_iter, None, m,
                                                                  options)
     a0 = _smo_run.warm_vector(warm_start, name, m, upper)
     if a0 is None:
         a0 = np.zeros(m)
-    c = 2.0 * mu1 / m
+    c = box.metric
     _guard_H(prob)
     Gk = np.asarray(prob.gram, dtype=np.float64)
     H, wsolve = woodbury_data(Gk, y, c)
     source = _K.RowSource(gram=H)
-    p = -np.ones(m) + (mu2 / m) * H.sum(axis=1)
+    # the box QP expanded, without its offset: 1/2 v^T H v with v = alpha + offset e is
+    # 1/2 alpha^T H alpha + offset (H e)^T alpha + the constant that the SMO drops
+    p = p0 + offset * H.sum(axis=1)
     target = _common.relative_gap_target(1e-9 if refine else None, prob)
     extra, it0 = 0, 0
     while True:
-        res = _smo_run.run(source, np.arange(m), np.ones(m), p, np.full(m, upper), a0, False,
-                           tol, max_iter - it0, shrinking, refine=refine, polish=polish,
+        res = _smo_run.run(source, np.arange(m), np.full(m, sign), p, np.full(m, upper), a0,
+                           False, tol, max_iter - it0, shrinking, refine=refine, polish=polish,
                            gap_target=target, roundoff=not _common.scale_hint(prob))
         alpha, it, hit_max = res.alpha, res.n_iter + it0, res.hit_max
         viol, stats, tol = res.violation, res.stats, res.tol
-        v = alpha + mu2 / m
+        v = alpha + offset
         gamma = H @ v                                   # exact, no drift of the SMO's G
         coef = wsolve(y * v)                            # nu = (I + AG)^{-1} Y v
         Gnu = y * gamma                                 # G nu = Y H v

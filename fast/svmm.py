@@ -15,8 +15,10 @@ Dual (seed 003 eq. 15, as a minimisation over ``z = [alpha; beta]`` of ``2m`` va
     p = [-e; (1+\\varepsilon)e],
 
 s.t. :math:`s^\\top z = e^\\top v = 0` (with an intercept), :math:`0\\le\\alpha\\le C_1`,
-:math:`0\\le\\beta\\le C_2`; :math:`\\nu = v = Y(\\alpha-\\beta)`. This is LIBSVM's general
-form, solved by the one SMO of :mod:`fast._smo` (a kernel row is fetched once for both
+:math:`0\\le\\beta\\le C_2`; :math:`\\nu = v = Y(\\alpha-\\beta)`. The problem states it as its
+box dual (:attr:`refmodels.svmm.SVMm.box_dual`), which the DCD takes as it is and the SMO
+as LIBSVM's general form (:func:`fast._smo_run.box_arrays`, the equality added with an
+intercept), solved by the one SMO of :mod:`fast._smo` (a kernel row is fetched once for both
 copies of a point; the 2m x 2m matrix is never built). ``C2 = 0`` pins ``beta = 0`` (the
 beta copies are left out of the working set): the SVM with intercept. Without an
 intercept there is no equality constraint and the same machinery takes single-variable
@@ -100,9 +102,7 @@ def _ipm_method(prob, tol, max_iter, random_state, warm_start, cache_size=200, *
         raise ValueError(f"method='ipm' needs the linear kernel for {type(prob).__name__} "
                          f"(it works on w = X^T nu); got {prob.kernel!r}: use 'smo'")
     _smo_run.check_options(tol, max_iter, cache_size, 2 * prob.m, options)
-    if warm_start is not None:
-        _smo_run.warm_vector(warm_start, "alpha", prob.m, prob.C1)
-        _smo_run.warm_vector(warm_start, "beta", prob.m, prob.C2)
+    _smo_run.warm_box(warm_start, prob.box_dual, prob.m)
     return solve_ipm(prob, tol=tol, max_iter=max_iter)
 
 
@@ -175,8 +175,7 @@ def solve_ipm(prob, tol=None, max_iter=None):
     Kc = np.asarray(prob.X @ w, dtype=np.float64).ravel()
     gamma = y * (Kc + b)
     ww = float(w @ w)
-    obj = (0.5 * ww + prob.C1 * float(np.sum(np.maximum(0.0, 1.0 - gamma)))
-           + prob.C2 * float(np.sum(np.maximum(0.0, gamma - 1.0 - prob.eps))))
+    obj = prob.objective_from_margins(gamma, ww)
     dual = float(np.sum(alpha)) - (1.0 + prob.eps) * float(np.sum(beta)) - 0.5 * ww
     ok = info["gap"] <= IPM_OK_GAP
     info.update(method="ipm", dual_objective=dual, residual=info["gap"], tol=tol,
@@ -218,7 +217,8 @@ def relative_gap(prob, sol):
 def solve_dcd(prob, tol=None, max_iter=None, random_state=None, warm_start=None,
               cache_size=None, **options):
     """SVMm without intercept by the shared dual coordinate descent of :mod:`fast._dcd`
-    (``method="dcd"``): the box dual of seed 003 eq. 15 without its equality, as ``k = 2``
+    (``method="dcd"``): the box dual of seed 003 eq. 15 without its equality, read from the
+    problem (:attr:`refmodels.svmm.SVMm.box_dual`), as ``k = 2``
     signed copies of each point (``alpha`` with sign ``+1``, box ``[0, C1]``, linear term
     ``-1``; ``beta`` with ``-1``, box ``[0, C2]``, linear term ``1 + eps``), ``u = alpha -
     beta``: on the linear kernel ``w = X^T Y u`` is maintained, O(nnz of the row) per step,
@@ -245,22 +245,18 @@ def solve_dcd(prob, tol=None, max_iter=None, random_state=None, warm_start=None,
                                             None)
     t0 = time.perf_counter()
     m, y = prob.m, np.asarray(prob.y, dtype=np.float64)
-    C1, C2, eps = prob.C1, prob.C2, prob.eps
+    box = prob.box_dual                  # alpha and beta: two signed copies of each point
 
     def primal(alpha, u, s, w):
         # s = Q u = y * (G nu): the margins (no intercept); ||w||^2 = u^T s
-        return (0.5 * float(u @ s) + C1 * float(np.sum(np.maximum(0.0, 1.0 - s)))
-                + C2 * float(np.sum(np.maximum(0.0, s - 1.0 - eps))))
+        return prob.objective_from_margins(s, float(u @ s))
 
-    alpha0 = np.zeros(2 * m)
-    if warm_start is not None:
-        alpha0[:m] = _smo_run.warm_vector(warm_start, "alpha", m, C1)
-        alpha0[m:] = _smo_run.warm_vector(warm_start, "beta", m, C2)
+    # (a dict or an array is accepted too, as by the SMO)
+    alpha0 = _smo_run.warm_box(warm_start, box, m)
     path = _K.choose_path(prob, path, cache_size)
     oracle = _dcd.oracle_for(prob, path, cache_size)
-    alpha, u, s, w, info = _dcd.run(oracle, sign=np.array([1.0, -1.0]), lo=0.0,
-                                    hi=np.array([C1, C2]), p=np.array([-1.0, 1.0 + eps]),
-                                    dg=0.0, alpha0=alpha0, tol=tol, max_iter=max_iter,
+    alpha, u, s, w, info = _dcd.run(oracle, sign=box.sign, lo=0.0, hi=box.hi, p=box.p,
+                                    dg=box.dg, alpha0=alpha0, tol=tol, max_iter=max_iter,
                                     seed=_common.seed_from(random_state), shrinking=shrinking,
                                     polish=polish, primal=primal, gap_tol=gap_tol,
                                     gap_target=_common.relative_gap_target(gap_tol, prob))
@@ -274,19 +270,13 @@ def solve_dcd(prob, tol=None, max_iter=None, random_state=None, warm_start=None,
 def _solve_smo(prob, tol, max_iter, warm_start, cache_size, options):
     t0 = time.perf_counter()
     m, y = prob.m, np.asarray(prob.y, dtype=np.float64)
-    C1, C2, eps = prob.C1, prob.C2, prob.eps
+    box = prob.box_dual                  # with the intercept's equality when fitted
     refine = tol is None
     tol, max_iter, cache_size, shrinking, polish = _smo_run.check_options(
         tol, max_iter, cache_size, 2 * m, options)
-    z0 = np.zeros(2 * m)
-    if warm_start is not None:
-        z0[:m] = _smo_run.warm_vector(warm_start, "alpha", m, C1)
-        z0[m:] = _smo_run.warm_vector(warm_start, "beta", m, C2)
+    z0 = _smo_run.warm_box(warm_start, box, m)
     source = _K.row_source(prob, cache_size)
-    pt = np.concatenate([np.arange(m), np.arange(m)])
-    s = np.concatenate([y, -y])
-    p = np.concatenate([-np.ones(m), np.full(m, 1.0 + eps)])
-    u = np.concatenate([np.full(m, C1), np.full(m, C2)])
+    pt, s, p, u = _smo_run.box_arrays(box, y)
     has_eq = bool(prob.fit_intercept)
     # the refinement's gap relative to the objective (features x1e6 or raw poly kernels:
     # P* ~ 1e-10, where 1e-9 (1 + |P|) stopped at 4 % above the optimum); the stop at the
@@ -301,11 +291,10 @@ def _solve_smo(prob, tol, max_iter, warm_start, cache_size, options):
     if Kc is None:
         Kc = y * (G[:m] + 1.0)            # G_alpha = Y K nu - e
     gamma = y * (Kc + b)
-    obj = (0.5 * float(coef @ Kc) + C1 * float(np.sum(np.maximum(0.0, 1.0 - gamma)))
-           + C2 * float(np.sum(np.maximum(0.0, gamma - 1.0 - eps))))
+    obj = prob.objective_from_margins(gamma, float(coef @ Kc))
     return _smo_run.solution(prob, type(prob).__name__, source, res, t0, max_iter, shrinking,
                              has_eq, coef, Kc, obj, {"alpha": alpha, "beta": beta},
-                             np.sum(alpha) - (1.0 + eps) * np.sum(beta)
+                             np.sum(alpha) - (1.0 + prob.eps) * np.sum(beta)
                              - 0.5 * float(coef @ Kc))
 
 

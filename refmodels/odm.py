@@ -116,10 +116,25 @@ class ODM(BiasFeature, BinaryProblem):
 
     # ---- constants of the formulation ---------------------------------------------------
     @property
+    def margin_loss(self):
+        """Eq. 18's loss of the margins as :class:`refmodels._box.MarginLoss`: ``"odm"`` with
+        ``(c, mu, theta)``, ``ell(g) = c [max(0, 1-theta-g)^2 + mu max(0, g-1-theta)^2]``;
+        what the primal Newton methods (TRON, the kernel Newton) minimise with ``1/2 ||w||^2``."""
+        return self.margin_loss_at(self.lam)
+
+    def margin_loss_at(self, lam):
+        """:attr:`margin_loss` with ``lam`` in place of this problem's (a path over ``lam`` on
+        the same data: :func:`fast.odm.linear_tron_path`)."""
+        from ._box import MarginLoss
+
+        return MarginLoss("odm", (lam / (self.m * (1.0 - self.theta) ** 2), self.mu,
+                                  self.theta))
+
+    @property
     def c(self):
-        """Weight of ``sum xi^2``: ``lam / (m (1 - theta)^2)`` (the loss's parameter that the
-        fast solvers read)."""
-        return self.lam / (self.m * (1.0 - self.theta) ** 2)
+        """Weight of ``sum xi^2``: ``lam / (m (1 - theta)^2)`` (:attr:`margin_loss`'s first
+        parameter)."""
+        return self.margin_loss.params[0]
 
     def _beta_term(self, bt):
         """``a/(2 mu) ||beta||^2`` of the dual: with ``mu = 0`` the multipliers of the upper

@@ -179,6 +179,29 @@ class _MarginDistributionProblem(BiasFeature, BinaryProblem):
     def _v(self, mult):
         return self._mean_coef + np.asarray(mult, float)
 
+    @property
+    def box_dual(self):
+        """The dual as the box QP of :class:`refmodels._box.BoxDual`, in the variables the
+        dual solvers run: one copy, the multiplier ``mult`` of the margins (ODML's
+        ``alpha``, seed 002 eqs. 8-10; LDM's ``beta``, seed 001 eq. 12), sign +1,
+        ``p = -1``, no diagonal, box ``[0, upper]`` (``lam/m``; LDM's ``C``), and
+        ``u = Y v`` with ``v = mult + offset e``, ``offset = mu2/m`` (LDM's ``lam2/m``).
+        Its Gram is ``K = G (I + A G)^{-1}``, ``A = metric * P``, ``metric = 2 mu1/m``
+        (LDM's ``4 lam1/m``), so that ``1/2 u^T K u = 1/2 v^T H v`` with ``H = Y K Y``
+        (:attr:`H`). On the linear kernel ``K = Z Z^T`` with the whitened data
+        ``Z = X L^{-T}``, ``L L^T = I + X^T A X`` (push-through), and the solver keeps
+        ``Z^T u`` (``w = L^{-T} Z^T u``).
+
+        The offset keeps the constant ``1/2 offset^2 e^T H e`` that the seeds drop when
+        they expand ``1/2 v^T H v`` (seed 002 eq. 10, seed 001 eq. 12 and its footnote;
+        ``refmodels/derive/odml.py``): the QP is exactly ``-``:meth:`dual_value`. A solver
+        that takes the expanded form (the SMO: ``p = -e + offset H e``, no offset) works on
+        it minus that constant."""
+        from ._box import BoxDual
+
+        return BoxDual(self.dual_names, np.array([1.0]), np.array([-1.0]), np.array([0.0]),
+                       np.array([self._upper]), offset=self._mean_coef, metric=self._A_coef)
+
     # ---- values and maps ------------------------------------------------------------
     def _mult(self, dual):
         return np.asarray(dual[self.dual_names[0]], float)

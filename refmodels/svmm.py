@@ -207,6 +207,19 @@ class SVMm(BinaryProblem):
         """Canonical primal objective (SPEC §6) with the smallest feasible slacks."""
         return self.objective_from_margins(self.margins(w, b), self._norm2(w))
 
+    @property
+    def box_dual(self):
+        """Eq. 15 as the box QP of :class:`refmodels._box.BoxDual`, without the intercept's
+        equality ``y^T (alpha - beta) = 0`` (the DCD solves it with ``fit_intercept=False``;
+        the SMO adds the equality with an intercept): ``alpha`` (sign +1, ``p = -1``, box
+        ``[0, C1]``) and ``beta`` (sign -1, ``p = 1 + eps``, box ``[0, C2]``), no diagonal,
+        ``u = Y (alpha - beta)`` on the problem's Gram. ``C2 = 0`` pins ``beta`` at 0."""
+        from ._box import BoxDual
+
+        return BoxDual(("alpha", "beta"), np.array([1.0, -1.0]),
+                       np.array([-1.0, 1.0 + self.eps]), np.array([0.0, 0.0]),
+                       np.array([self.C1, self.C2]))
+
     def objective_from_margins(self, gamma, wnorm2):
         """SPEC §6's primal from the margins and ``||w||^2``."""
         xi, eta = self.slacks(gamma)
