@@ -92,6 +92,7 @@ def declared_loss(loss):
     :class:`refmodels._box.MarginLoss`."""
     return LOSS_KINDS[loss.kind], loss.params
 
+
 DEFAULT_TOL = 1e-9
 #: dense rows with at most this many features: the Hessian is formed (see :func:`_tron`)
 DENSE_HESSIAN_MAX_D = 32

@@ -66,8 +66,6 @@ HESSIAN_MAX_D = 2048
 #: the default chunk of :func:`memmap_rows` and of a NumPy ``X`` wrapped here, in bytes
 CHUNK_BYTES = 64 * 2**20
 
-_LOSSES = {"odm": _tron.LOSS_ODM, "squared_hinge": _tron.LOSS_SQHINGE}
-
 
 def _dask():
     """``(dask, dask.array)``, or an ImportError saying how to install them."""
@@ -424,7 +422,10 @@ class Result:
     with ``fit_intercept``, the bias feature's ``w_b`` last, as
     ``refmodels.Solution.variables["w"]``; ``prob.solution_from(w=result.w)`` takes it);
     ``intercept = s w_b`` (0 without); ``objective`` ``f(w)``; ``residual = ||grad|| / (1 +
-    ||w||)`` against ``tol``; ``status`` ``"optimal"``, ``"max_iter"`` or ``"stalled"``;
+    ||w||)`` against ``tol``; ``status`` ``"optimal"``, ``"max_iter"``, ``"stalled"`` or
+    ``"inaccurate"`` (stopped at the gradient's rounding error above a ``tol`` asked, or
+    above the certificate's level: at the default ``tol`` a stop there within it is
+    ``"optimal"``, with ``info["note"]``);
     ``passes`` over the data (each reads every partition once); ``margins``: the mean,
     standard deviation, min and max of ``y_i x_i^T w`` and the rows below the band (``ell' <
     0``) and above it (``ell' > 0``)."""
@@ -528,6 +529,9 @@ def _solve(X, y, loss, params, fit_intercept, intercept_scaling, tol, max_iter, 
            hessian_max_d):
     from refmodels._validation import positive, positive_int
 
+    from refmodels.certify import DEFAULT_TOL as CERT_TOL
+    from refmodels.cheap import CHECK_MARGIN
+
     from ._common import convergence_warning, not_converged_warning
 
     dask, da = _dask()
@@ -538,7 +542,8 @@ def _solve(X, y, loss, params, fit_intercept, intercept_scaling, tol, max_iter, 
         raise ValueError(f"fit_intercept must be True or False; got {fit_intercept!r}")
     sb = positive(intercept_scaling, "intercept_scaling") if fit_intercept else 0.0
     dp = d + (1 if fit_intercept else 0)
-    tol = _tron.DEFAULT_TOL if tol is None else positive(tol, "tol")
+    default_tol = tol is None
+    tol = _tron.DEFAULT_TOL if default_tol else positive(tol, "tol")
     max_iter = _tron.DEFAULT_MAX_ITER if max_iter is None else positive_int(max_iter,
                                                                             "max_iter")
     max_cg = max(2 * dp, 10) if max_cg is None else positive_int(max_cg, "max_cg")
@@ -565,7 +570,8 @@ def _solve(X, y, loss, params, fit_intercept, intercept_scaling, tol, max_iter, 
         w = w0.copy()
     ys, _ = _label_pieces(y, X, dask)
     formed = dp <= hmax
-    ps = _Passes(X, ys, _LOSSES[loss], np.asarray(kparams, dtype=np.float64), sb, formed)
+    ps = _Passes(X, ys, _tron.LOSS_KINDS[loss], np.asarray(kparams, dtype=np.float64), sb,
+                 formed)
     P, info = _minimize(ps, w, tol, max_iter, max_cg)
     if info["stop"] == "not finite":
         from refmodels.solution import SolverError
@@ -582,14 +588,23 @@ def _solve(X, y, loss, params, fit_intercept, intercept_scaling, tol, max_iter, 
     residual = P.gnorm / (1.0 + P.wnorm)
     status = {"tol": "optimal", "max_iter": "max_iter", "stalled": "stalled"}[info["stop"]]
     what = f"distributed TRON ({loss}, ||grad f|| / (1 + ||w||))"
-    if status == "optimal" and residual > tol:
-        # stopped at the gradient's rounding floor, above tol: badly scaled data
+    floor = status == "optimal" and residual > tol
+    note = None
+    if floor and default_tol and residual <= CHECK_MARGIN * CERT_TOL:
+        # stopped at the gradient's rounding floor (a sum over m rows: it grows with m),
+        # above the default tol but within the self-check's level of the certificate, whose
+        # stationarity residual and duality gap are ||grad|| and ||grad||^2 / 2 here
+        note = (f"stopped at the gradient's rounding error, residual {residual:.1e}: above "
+                f"the default tol {tol:.0e}, within the certificate's "
+                f"{CHECK_MARGIN * CERT_TOL:.0e}")
+    elif floor:
         status = "inaccurate"
-        not_converged_warning(f"{what}: the gradient reached its rounding error with "
-                              f"residual {residual:.3e} above the tolerance tol={tol:.3e} "
-                              "asked; the data's scale is beyond what float64 resolves here: "
-                              "scale the features (e.g. StandardScaler)")
-    elif status == "max_iter":
+        not_converged_warning(f"{what}: the gradient reached its rounding error (a sum over "
+                              f"{m:,} rows) with residual {residual:.3e} above the tolerance "
+                              f"tol={tol:.3e} asked; float64 resolves no more here: ask a "
+                              "larger tol, or scale the features (e.g. StandardScaler) if "
+                              "they are badly scaled")
+    if status == "max_iter":
         convergence_warning(what, residual, tol, info["n_iter"], unit="Newton iterations")
     elif status == "stalled":
         not_converged_warning(f"{what} stalled after {info['n_iter']} Newton iterations (the "
@@ -603,7 +618,7 @@ def _solve(X, y, loss, params, fit_intercept, intercept_scaling, tol, max_iter, 
                   margins=margins, loss=loss, params=dict(params),
                   time=time.perf_counter() - t0,
                   info={"stop": info["stop"], "partitions": len(ps.blocks),
-                        "active_rows": int(t["n_act"])})
+                        "active_rows": int(t["n_act"]), **({"note": note} if note else {})})
 
 
 # ---------------------------------------------------------------------------------------

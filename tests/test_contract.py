@@ -98,17 +98,31 @@ def test_box_dual_is_the_negated_dual(family, data):
     blocks = [r.uniform(0, 1, prob.m) * h if np.isfinite(h) else r.exponential(1.0, prob.m)
               for h in box.hi]
     u = box.offset + sum(s * b for s, b in zip(box.sign, blocks))
-    roundoff = 0.0
     if box.metric:
-        Gu = woodbury_H(prob.gram, prob.y, box.metric) @ u
-        # the whitened Gram is G less terms of G's size, and dual_value forms its quadratic
-        # term by another route (a Cholesky in feature space, or a Woodbury solve): the two
-        # agree to the round-off of a quadratic form over |G|, m eps |u|^T |G| |u| (Gram
-        # entries 1e8 and more: raw features x 1e3 with the cubic kernel)
-        roundoff = 4 * prob.m * np.finfo(float).eps * float(np.abs(u) @ np.abs(prob.gram)
-                                                            @ np.abs(u))
+        try:
+            H = woodbury_H(prob.gram, prob.y, box.metric)
+        except np.linalg.LinAlgError:
+            # I + metric P G P not positive definite in float64 (cubic kernel on raw
+            # features x 1e3): then the dual cannot be evaluated by the problem either
+            from refmodels.solution import SolverError
+
+            with pytest.raises((np.linalg.LinAlgError, SolverError, ValueError)):
+                prob.dual_value(dict(zip(box.names, blocks)))
+            return
+        Gu = H @ u
     else:
         Gu = prob.y * prob.gram_times(prob.y * u)
+    # dual_value forms its quadratic term by another route (the whitened Gram by a Cholesky
+    # in feature space or a Woodbury solve; the kernel products by blocks): the two agree to
+    # the round-off of a quadratic form over |G|, m eps |u|^T |G| |u| (Gram entries 1e8 and
+    # more: raw features x 1e3 with the cubic kernel), times the condition number of the
+    # whitening's factor I + metric P G P (P = I - y y^T / m) where there is one
+    kappa = 1.0
+    if box.metric:
+        P = np.eye(prob.m) - np.outer(prob.y, prob.y) / prob.m
+        kappa += box.metric * float(np.linalg.norm(P @ prob.gram @ P, 2))
+    roundoff = 4 * kappa * prob.m * np.finfo(float).eps * float(
+        np.abs(u) @ np.abs(prob.gram) @ np.abs(u))
     d_min = 0.5 * float(u @ Gu) + sum(p * b.sum() + 0.5 * dg * float(b @ b)
                                       for p, b, dg in zip(box.p, blocks, box.dg))
     d_max = prob.dual_value(dict(zip(box.names, blocks)))

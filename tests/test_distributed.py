@@ -314,3 +314,27 @@ def test_result_without_warnings_when_optimal(client):
         warnings.simplefilter("error")
         res = D.solve_odm(_rows(X, 2), y, 1.0, 1.0, 0.0)
     assert res.status == "optimal" and res.info["partitions"] == 2
+
+
+def test_a_stop_at_the_rounding_floor_within_the_certificate_is_optimal(monkeypatch):
+    """A stop at the gradient's rounding error (it grows with the number of rows: at 25
+    million rows it lies above the default tol 1e-9) is "optimal" at the default tol when the
+    residual is within the self-check's level of the certificate, with a note; a tol asked
+    below the floor gets "inaccurate" and a warning."""
+    from sklearn.exceptions import ConvergenceWarning
+
+    from fast import _tron
+
+    X, y = _data("unit", seed=3)
+    monkeypatch.setattr(_tron, "DEFAULT_TOL", 1e-30)       # below any rounding floor
+    with dask.config.set(scheduler="threads"), warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        res = D.solve_odm(_rows(X), y, 64.0, 0.5, 0.3)
+    assert res.status == "optimal" and res.residual > 1e-30
+    assert "rounding error" in res.info["note"]
+    prob = rm.ODM(X, y, lam=64.0, mu=0.5, theta=0.3)
+    assert prob.certify(prob.solution_from(w=res.w)).ok
+    with dask.config.set(scheduler="threads"), pytest.warns(ConvergenceWarning,
+                                                            match="rounding error"):
+        asked = D.solve_odm(_rows(X), y, 64.0, 0.5, 0.3, tol=1e-30)
+    assert asked.status == "inaccurate" and "note" not in asked.info
