@@ -10,7 +10,6 @@ import numpy as np
 
 from ._validation import check_prox
 from ._verdict import CheckReport, CheckResult, NONFINITE_PROX
-from .regularizers import Regularizer, check_groups
 
 
 # ----------------------------------------------------------------------------------------
@@ -78,6 +77,8 @@ def check_prox_at(reg, V, step, groups, tol=1e-6, names=None):
         raise ValueError(f"step must be a finite number >= 0; got {step!r}")
     if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not tol > 0:
         raise ValueError(f"tol must be a number > 0; got {tol!r}")
+    from .regularizers import check_groups      # (not at the top: regularizers re-exports
+                                                # this module's checks)
     dim = V2.shape[0]
     groups = check_groups(groups, dim)
     names = [f"vector {j}" for j in range(V2.shape[1])] if names is None else list(names)
@@ -179,6 +180,8 @@ def check(reg, dim=6, groups=None, n_trials=5, random_state=0, tol=1e-6):
     tol : float > 0, the base tolerance (default 1e-6)
     """
     import cvxpy as cp
+
+    from .regularizers import Regularizer, check_groups
 
     if not isinstance(reg, Regularizer) and not all(
             callable(getattr(reg, k, None)) for k in ("expr", "value", "prox")):

@@ -67,6 +67,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import kernels as _k
+from . import odm as _odm
+from . import svm as _svm
 from ._validation import check_labels
 
 FORMATS = ("libsvm", "liblinear", "libodm")
@@ -269,7 +271,7 @@ def _read_libsvm(path, lines):
     kname = _value(header, "kernel_type", path, str)
     if kname not in _LIBSVM_KERNELS:
         raise ValueError(f"{path}: kernel_type must be one of {_LIBSVM_KERNELS}; got {kname!r}")
-    info = {"format": "libsvm", "family": "SVM", "fit_intercept": True, "bias": None,
+    info = {"format": "libsvm", "family": _svm.SVM.family, "fit_intercept": True, "bias": None,
             "kernel": _kernel(kname, header, path), "kernel_name": kname, "labels": labels,
             "svm_type": svm_type, "rho": _num(rho[0], "rho", path), "n_sv": total,
             "header": header, "sv_coef": sv_coef, "sv": svs}
@@ -320,13 +322,13 @@ def _read_liblinear(path, lines):
         raise ValueError(f"{path}: expected {n_w} weight lines of one number (nr_feature {d}"
                          f"{' + bias' if bias >= 0 else ''}); got {len(vals)}")
     w = np.asarray([_num(v[0], "w", path) for v in vals], float)
-    info = {"format": "liblinear", "family": "SVM", "fit_intercept": False,
+    info = {"format": "liblinear", "family": _svm.SVM.family, "fit_intercept": False,
             "bias": bias if bias >= 0 else None, "kernel": _k.Linear(), "labels": labels,
             "solver_type": solver, "n_features": d, "header": header, "w_raw": w}
     if solver in _LIBLINEAR_L2LOSS:
         # the squared hinge: ODM's f_O at theta = mu = 0, lam = C m; its bias feature is
         # ODM's fit_intercept
-        info.update(family="ODM", fit_intercept=bias >= 0, mu=0.0, theta=0.0,
+        info.update(family=_odm.ODM.family, fit_intercept=bias >= 0, mu=0.0, theta=0.0,
                     intercept_scaling=bias if bias >= 0 else 1.0)
     return info
 
@@ -342,7 +344,7 @@ def _read_libodm(path, lines):
     m = _value(header, "instance", path, int)
     d = _value(header, "feature", path, int)
     bias = _value(header, "bias", path, int)
-    info = {"format": "libodm", "family": "ODM",
+    info = {"format": "libodm", "family": _odm.ODM.family,
             # LIBODM's bias feature is SPEC §4's regularized intercept on the linear kernel
             "fit_intercept": bool(bias == 1 and kname == "linear"),
             "bias": 1.0 if bias == 1 else None, "intercept_scaling": 1.0,
