@@ -68,6 +68,13 @@ class _InterceptMixin:
     def reference_solution(self):
         raise NotImplementedError("no reference solver for a diagnosis variant")
 
+    @property
+    def box_dual(self):
+        # the family's box dual has no room for the free intercept's equality: a dual
+        # solver given it would solve the family without the intercept
+        raise NotImplementedError("a diagnosis variant has no box dual (its free intercept "
+                                  "adds an equality constraint)")
+
 
 class _ODMIntercept(_InterceptMixin):
     """ODM with a free intercept: ``L`` gains ``-b sum_i y_i (zeta_i - beta_i)``."""
