@@ -41,10 +41,26 @@ def rows_of(X):
 
 
 def row_sqnorms(X):
-    """``||x_i||^2`` for every row of ``X`` (dense or sparse), in O(nnz)."""
+    """``||x_i||^2`` for every row of ``X`` (dense or sparse), in O(nnz); on CSR rows in one
+    pass over the stored entries, without the temporary matrix of their squares (as large
+    as the data)."""
     if sp.issparse(X):
-        return np.asarray(X.multiply(X).sum(axis=1), dtype=np.float64).ravel()
+        if X.format != "csr":
+            return np.asarray(X.multiply(X).sum(axis=1), dtype=np.float64).ravel()
+        out = np.empty(X.shape[0])
+        _csr_sqnorms(X.indptr, X.data.astype(np.float64, copy=False), out)
+        return out
     return np.einsum("ij,ij->i", X, X)
+
+
+@njit(cache=True)
+def _csr_sqnorms(indptr, data, out):
+    """``out[i] = sum of data[k]^2`` over the stored entries of row ``i``, in their order."""
+    for i in range(out.shape[0]):
+        acc = 0.0
+        for k in range(indptr[i], indptr[i + 1]):
+            acc += data[k] * data[k]
+        out[i] = acc
 
 
 @njit(cache=True, inline="always")

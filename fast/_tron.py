@@ -76,7 +76,7 @@ from numba import njit
 
 from . import _chunk
 from ._chunk import PAUSED
-from ._rows import row_dot, rows_of
+from ._rows import row_dot, row_sqnorms, rows_of
 from ._tron_cg import (CG, _curv_sync, _dot, _hess_from, _mdot, _precond, _precond_dense,
                        _trcg, _trcg_start)
 
@@ -128,7 +128,7 @@ class Data:
         self.nnz = int(X.nnz) if self.mode else int(self.Xd.size)
         self.m, self.d = X.shape
         # the rows' 2-norms: the stop test's bound on the gradient's rounding (_eval)
-        self.rn = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel() if self.mode
+        self.rn = np.sqrt(row_sqnorms(X) if self.mode
                           else np.einsum("ij,ij->i", self.Xd, self.Xd))
         #: what the compiled loop reads (:data:`TronData`)
         self.tron = TronData(self.rows, self.y, self.rn)

@@ -349,3 +349,26 @@ def test_a_run_at_its_epoch_cap_checks_the_gap_before_it_stops():
     P = primal(alpha, u, s, w)
     assert P - info["dual_objective"] <= 1e-6 * (1.0 + abs(P))
     assert info["converged"] and info["stopped_on_gap"] and info["n_iter"] == 10
+
+
+def test_row_sqnorms_of_sparse_rows_without_a_temporary_matrix():
+    """``fast._rows.row_sqnorms`` sums the squares of a CSR row's stored entries in one pass
+    (no matrix of squares as large as the data): SciPy's sum to rounding, on empty rows,
+    float32 data, entries of 1e-150 and 1e150, and other sparse formats."""
+    import scipy.sparse as sp
+
+    from fast._rows import row_sqnorms
+
+    r = np.random.default_rng(5)
+    for scale in (1e-150, 1.0, 1e150):
+        X = sp.random(60, 40, density=0.2, random_state=3, format="csr") * scale
+        X.data[::3] *= -1
+        X = sp.vstack([X, sp.csr_matrix((2, 40))]).tocsr()        # two empty rows
+        want = np.asarray(X.multiply(X).sum(axis=1)).ravel()
+        got = row_sqnorms(X)
+        assert got[-2:].tolist() == [0.0, 0.0]
+        np.testing.assert_allclose(got, want, rtol=4e-16 * 40, atol=0)
+        np.testing.assert_allclose(row_sqnorms(X.tocsc()), want, rtol=4e-16 * 40, atol=0)
+    X32 = sp.csr_matrix(r.random((5, 4)).astype(np.float32))
+    np.testing.assert_allclose(row_sqnorms(X32), (X32.toarray().astype(float) ** 2).sum(1),
+                               rtol=1e-15)
