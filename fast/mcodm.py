@@ -355,11 +355,7 @@ def _check_with_W(with_W):
 
 def _build_solution(prob, eng, M, coef, alpha, beta, S, P, Dm, with_W, solver, t0,
                     status, n_iter, info):
-    rows = np.arange(prob.m)
-    sy = S[rows, prob.y]
-    so = np.max(np.where(prob.onehot > 0, -np.inf, S), axis=1)
-    xi = np.maximum(0.0, 1.0 - prob.theta - (sy - so))
-    eps = np.maximum(0.0, sy - M - 1.0 - prob.theta)
+    xi, eps = prob.slacks_from_scores(S, M)
     variables = {"xi": xi, "eps": eps, "alpha": alpha, "beta": beta}
     if eng.path == "linear":
         W = eng.X.T @ coef
@@ -512,14 +508,13 @@ def solve_mcodm(prob, method=None, tol=None, max_iter=None, random_state=None,
     else:
         alpha, beta = np.zeros((m, k)), np.zeros(m)
         coef = np.zeros((m, k))
-    other = prob.onehot > 0
     changes, inner_iters, inner_gaps, inner_ok, inner_polish = [], [], [], [], []
     extrapolated = []          # whether round r started from an Anderson point
     S = eng.scores(coef)
     hist = []                  # (coef, S) of T(x) and of T(x) - x, the last rounds
     active = False             # Anderson steps taken (the plain iteration looked slow)
     for r in range(max_outer):
-        M = np.max(np.where(other, -np.inf, S), axis=1)          # Alg. 3, step 5
+        M = prob.M_from_scores(S)                                 # Alg. 3, step 5
         coef_new, S_new, epochs, P, Dm, ok = eng.run(M, alpha, beta, inner_tol, max_iter,
                                                      seed + 7919 * r, kkt_tol, polish)
         d = coef_new - coef
@@ -549,15 +544,9 @@ def solve_mcodm(prob, method=None, tol=None, max_iter=None, random_state=None,
     converged = changes[-1] < tol and inner_ok[-1]
     stalled = len(inner_ok) >= 2 and not (inner_ok[-1] or inner_ok[-2])
     status = "optimal" if converged else "max_iter"
-    rows = np.arange(m)
-    S_fin = S
-    M_next = np.max(np.where(other, -np.inf, S_fin), axis=1)
-    sy = S_fin[rows, prob.y]
-    g = sy - M_next
-    xi_o = np.maximum(0.0, 1.0 - prob.theta - g)
-    eps_o = np.maximum(0.0, g - 1.0 - prob.theta)
-    mc_obj = (0.5 * _coef_dot(coef, S_fin)
-              + prob.c * float(np.sum(xi_o ** 2 + prob.mu * eps_o ** 2)))
+    # the original mcODM's objective at the last point (M its largest other scores)
+    M_next = prob.M_from_scores(S)
+    mc_obj = prob.objective_from_slacks(_coef_dot(coef, S), *prob.slacks_from_scores(S, M_next))
     info = {"tol": tol, "inner_tol": inner_tol, "max_outer": max_outer, "change": changes[-1],
             "changes": changes, "inner_iters": inner_iters, "inner_gaps": inner_gaps,
             "polish": polish, "inner_polish": inner_polish, "accelerate": accelerate,

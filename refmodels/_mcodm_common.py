@@ -104,6 +104,20 @@ class _MultiClassData(Problem):
         other = np.where(self.onehot > 0, -np.inf, S)
         return sy, np.max(other, axis=1)
 
+    def slacks_from_scores(self, S, M):
+        """The smallest feasible ``(xi, eps)`` of eq. 20 for the scores ``S`` (m x k) at the
+        relaxation's ``M`` (``M`` the largest other score, :meth:`M_from`: the original
+        mcODM's): ``xi = max(0, 1 - theta - (s_y - max_{l != y} s_l))``, ``eps = max(0, s_y - M
+        - 1 - theta)``."""
+        sy, so = self._split_scores(S)
+        return (np.maximum(0.0, 1.0 - self.theta - (sy - so)),
+                np.maximum(0.0, sy - M - 1.0 - self.theta))
+
+    def objective_from_slacks(self, norm2, xi, eps):
+        """Eq. 20's objective from ``||W||_F^2`` and the slacks:
+        ``1/2 ||W||_F^2 + c sum_i (xi_i^2 + mu eps_i^2)``."""
+        return 0.5 * norm2 + self.c * float(np.sum(xi ** 2 + self.mu * eps ** 2))
+
     def margins(self, W):
         """Multi-class margins ``gamma_i = s_{y_i}(x_i) - max_{l != y_i} s_l(x_i)``."""
         sy, so = self._split_scores(self.scores(W))
@@ -154,10 +168,13 @@ class _MultiClassData(Problem):
         ``1/2 ||W||_F^2 + c sum_i [max(0, 1-theta-gamma_i)^2 + mu max(0, gamma_i-1-theta)^2]``.
         Equals the relaxed objective (eq. 20) at ``M = M_from(W)``."""
         W = np.asarray(W, float)
-        g = self.margins(W)
-        xi = np.maximum(0.0, 1.0 - self.theta - g)
-        eps = np.maximum(0.0, g - 1.0 - self.theta)
-        return 0.5 * float(np.sum(W * W)) + self.c * float(np.sum(xi ** 2 + self.mu * eps ** 2))
+        S = self.scores(W)
+        return self.objective_from_slacks(float(np.sum(W * W)),
+                                          *self.slacks_from_scores(S, self.M_from_scores(S)))
+
+    def M_from_scores(self, S):
+        """:meth:`M_from` from the scores ``S`` themselves."""
+        return self._split_scores(S)[1]
 
     # ---- predictions --------------------------------------------------------------------
     def decision_function(self, sol, X_new):

@@ -268,16 +268,12 @@ class RelaxedMcODM(_MultiClassData):
     # ---- values and maps ------------------------------------------------------------------
     def min_slacks(self, W):
         """Smallest feasible ``(xi, eps)`` of eq. 20 at ``W``."""
-        sy, so = self._split_scores(self.scores(W))
-        xi = np.maximum(0.0, 1.0 - self.theta - (sy - so))
-        eps = np.maximum(0.0, sy - self.M - 1.0 - self.theta)
-        return xi, eps
+        return self.slacks_from_scores(self.scores(W), self.M)
 
     def primal_value(self, W):
         """Eq. 20's objective at ``W`` with the smallest feasible slacks."""
         W = np.asarray(W, float)
-        xi, eps = self.min_slacks(W)
-        return 0.5 * float(np.sum(W * W)) + self.c * float(np.sum(xi ** 2 + self.mu * eps ** 2))
+        return self.objective_from_slacks(float(np.sum(W * W)), *self.min_slacks(W))
 
     def coef_from_dual(self, dual):
         """Eq. 22: ``coef[i, l] = alpha_i^l - delta_{y_i l} beta_i``."""
