@@ -18,6 +18,18 @@ import dask  # noqa: E402
 from fast import distributed as D  # noqa: E402
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _environment_kept():
+    """Dask's distributed writes its workers' settings (OMP_NUM_THREADS=1, ...) into this
+    process's environment: put it back, so that the tests after these see their own."""
+    import os
+
+    saved = dict(os.environ)
+    yield
+    os.environ.clear()
+    os.environ.update(saved)
+
+
 @pytest.fixture(scope="module")
 def client():
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
