@@ -53,11 +53,11 @@ KERNEL_ROW_EXTRA = 10.0
 
 #: the rows of the linear path's data ``X`` for the epochs (as :func:`fast._rows.row_arrays`
 #: gives them): ``Xd`` the dense rows (C-contiguous float64), ``indptr, indices, data`` the
-#: CSR arrays (int64, int64, float64); the form the path does not use holds placeholders
+#: CSR arrays (int64, int32, float64); the form the path does not use holds placeholders
 LinearData = namedtuple("LinearData", "Xd indptr indices data")
 #: a LinearData holding no rows (the placeholder argument of the gram and cache paths)
 NO_LINEAR = LinearData(np.zeros((1, 1)), np.zeros(1, dtype=np.int64),
-                       np.zeros(1, dtype=np.int64), np.zeros(1))
+                       np.zeros(1, dtype=np.int32), np.zeros(1))
 #: what the epochs read of ``Q = diag(qy) K diag(qy)`` (gram, cache) or ``Y X X^T Y``
 #: (linear): its diagonal ``diag`` (``Q_ii``, (m,)), the scaling ``qy`` (m,), the kernel
 #: rows ``rows`` (a :data:`fast._kernels.RowData`) and the data rows ``lin`` (a

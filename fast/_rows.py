@@ -16,7 +16,7 @@ from numba import njit
 
 #: the rows of a data matrix as the numba loops read them (:func:`row_arrays`): ``mode`` 0
 #: dense (``Xd``, C-contiguous float64) or 1 CSR (``indptr``, ``indices``, ``data``: int64,
-#: the matrix's own integer type, float64); the form the mode does not use holds placeholders
+#: int32, float64); the form the mode does not use holds placeholders
 Rows = namedtuple("Rows", "mode Xd indptr indices data")
 
 
@@ -24,17 +24,20 @@ def row_arrays(X):
     """The rows of ``X`` for the numba loops of the linear solvers (DCD, SGD, TRON):
     ``(mode, X, Xd, indptr, indices, data)``. Dense ``X`` (mode 0): ``X = Xd`` C-contiguous
     float64, the CSR arrays length-1 placeholders. Sparse ``X`` (mode 1): ``X`` as float64
-    CSR with sorted indices, its arrays (``indptr`` as int64, the others as they are: no copy),
-    ``Xd`` a 1 x 1 placeholder."""
+    CSR with sorted indices, its arrays (``indptr`` as int64, ``indices`` int32, ``data``:
+    the matrix's own, not copies), ``Xd`` a 1 x 1 placeholder."""
     if sp.issparse(X):
         X = sp.csr_matrix(X, dtype=np.float64)
         X.sort_indices()
         # the arrays themselves, not copies (at rcv1's shape each copy is 0.14-0.28 GB):
-        # the data are float64 already, the column indices keep their integer type (int32
-        # from SciPy below 2^31 entries); only indptr (m + 1 entries) is made int64
-        return (1, X, np.zeros((1, 1)), X.indptr.astype(np.int64), X.indices, X.data)
+        # the data are float64 already and the column indices int32 (SciPy's type below
+        # 2^31 columns; other integer types are converted to it), so that the compiled
+        # loops see one type for dense and sparse rows; only indptr (m + 1 entries) is int64
+        indices = X.indices if X.indices.dtype == np.int32 or X.shape[1] >= 2**31 \
+            else X.indices.astype(np.int32)
+        return (1, X, np.zeros((1, 1)), X.indptr.astype(np.int64), indices, X.data)
     Xd = np.ascontiguousarray(X, dtype=np.float64)
-    return 0, Xd, Xd, np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64), np.zeros(1)
+    return 0, Xd, Xd, np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int32), np.zeros(1)
 
 
 def rows_of(X):
