@@ -148,7 +148,9 @@ def sq_distances(X, Z):
     ``||x - z||``). Every other entry, including NaN or overflowed ones, is summed from the
     differences of the unshifted rows, which lose nothing to cancellation. The work goes
     by blocks of rows; a block where many entries need the differences takes them all from
-    SciPy's ``cdist(..., "sqeuclidean")`` (differences too).
+    SciPy's ``cdist(..., "sqeuclidean")`` (differences too), and so do the blocks after it
+    (data whose distances are of the order of their norms, such as standardised features of
+    few dimensions, need the differences nearly everywhere: the expansion would be wasted).
     """
     X = np.asarray(X, dtype=np.float64)
     Z = np.asarray(Z, dtype=np.float64)
@@ -171,9 +173,13 @@ def _distance_blocks(X, Z, upper=False):
         nx = np.einsum("ij,ij->i", Xc, Xc)
         nz = nx if Z is X else np.einsum("ij,ij->i", Zc, Zc)
         step = max(1, _BLOCK // n)
+        differences = False       # a block has needed them for most entries: all by cdist
         for s in range(0, m, step):
             e = min(m, s + step)
             c0 = s if upper else 0
+            if differences:
+                yield s, e, cdist(X[s:e], Z[c0:], "sqeuclidean")
+                continue
             B = Xc[s:e] @ Zc[c0:].T
             B *= -2.0
             B += nx[s:e, None]
@@ -184,6 +190,7 @@ def _distance_blocks(X, Z, upper=False):
             count = int(np.count_nonzero(redo))
             if 8 * count > B.size:               # much of the block: all of it, by cdist
                 B = cdist(X[s:e], Z[c0:], "sqeuclidean")
+                differences = True
             elif count:                           # a few entries: their differences
                 i, j = np.nonzero(redo)
                 chunk = max(1, _BLOCK // X.shape[1])
