@@ -262,13 +262,29 @@ class Problem(ReferenceLadder, abc.ABC, metaclass=_Immutable):
             return self.gram @ v
         return _rep.memo_times(v, self._kernel_blocks_times)
 
+    def gram_times_many(self, vs):
+        """``[G v for v in vs]``, as :meth:`gram_times`; above ``AUTO_REFERENCE_MAX_M`` points
+        (kernel blocks) in one pass over the blocks for all of them."""
+        vs = [np.asarray(v, dtype=float) for v in vs]
+        if self.kernel.is_linear or self.kernel.is_precomputed or self.m <= AUTO_REFERENCE_MAX_M:
+            return [self.gram_times(v) for v in vs]
+        return _rep.memo_times_many(vs, self._kernel_blocks_times_many)
+
     def _kernel_blocks_times(self, v):
-        nz = np.flatnonzero(v)
-        out = np.zeros(self.m)
+        return self._kernel_blocks_times_many([v])[0]
+
+    def _kernel_blocks_times_many(self, vs):
+        """``G v`` for each ``v`` of ``vs`` by blocks of 1024 kernel columns over the union of
+        their non-zeros, each block computed once for all of them (O(m) memory a block)."""
+        V = np.column_stack(vs)
+        nz = np.flatnonzero(np.any(V != 0.0, axis=1))
+        out = np.zeros((self.m, V.shape[1]))
         for start in range(0, nz.size, 1024):
             idx = nz[start:start + 1024]
-            out += self.kernel.cross(self.X, self.X[idx]) @ v[idx]
-        return out
+            K = self.kernel.cross(self.X, self.X[idx])
+            for k in range(V.shape[1]):
+                out[:, k] += K @ V[idx, k]
+        return [np.ascontiguousarray(out[:, k]) for k in range(V.shape[1])]
 
     # ---- the one certificate (every family) ---------------------------------------
     #: what the note says when the dual point is derived rather than given

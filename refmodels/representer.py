@@ -52,16 +52,33 @@ def products():
             _MEMO.reset(token)
 
 
+def _key(v):
+    return hashlib.sha1(np.ascontiguousarray(v).view(np.uint8)).hexdigest()
+
+
 def memo_times(v, compute):
     """``compute(v)``, remembered within :func:`products` by the exact bytes of ``v``."""
     memo = _MEMO.get()
     if memo is None:
         return compute(v)
-    key = hashlib.sha1(np.ascontiguousarray(v).view(np.uint8)).hexdigest()
+    key = _key(v)
     out = memo.get(key)
     if out is None:
         out = memo[key] = compute(v)
     return out
+
+
+def memo_times_many(vs, compute_many):
+    """``[G v for v in vs]``: those not yet remembered within :func:`products` by one call of
+    ``compute_many`` (one pass over the kernel blocks for all of them), then remembered."""
+    memo = _MEMO.get()
+    if memo is None:
+        return compute_many(list(vs))
+    keys = [_key(v) for v in vs]
+    todo = {k: v for k, v in zip(keys, vs) if k not in memo}
+    if todo:
+        memo.update(zip(todo, compute_many(list(todo.values()))))
+    return [memo[k] for k in keys]
 
 
 class FeatureVector:
@@ -74,15 +91,27 @@ class FeatureVector:
 
     __array_priority__ = 1000            # ``array - FeatureVector`` is refused by numpy
 
-    def __init__(self, prob, coef, Gc=None):
+    def __init__(self, prob, coef, Gc=None, parts=()):
         self.prob = prob
         self.coef = np.asarray(coef, dtype=float)
         self._Gc = None if Gc is None else np.asarray(Gc, dtype=float)
+        # the operands of a sum or difference: their products are likely asked next (the
+        # stationarity residual ``w - w_dual``, then ``||w_dual||``), so they are computed in
+        # the same pass over the kernel blocks
+        self._parts = parts
 
     @property
     def Gc(self):
         if self._Gc is None:
-            self._Gc = self.prob.gram_times(self.coef)
+            others = [p for p in self._parts if p._Gc is None]
+            if others:
+                G = self.prob.gram_times_many([self.coef] + [p.coef for p in others])
+                self._Gc = G[0]
+                for p, g in zip(others, G[1:]):
+                    p._Gc = g
+            else:
+                self._Gc = self.prob.gram_times(self.coef)
+            self._parts = ()
         return self._Gc
 
     def norm2(self):
@@ -93,7 +122,7 @@ class FeatureVector:
     def _combine(self, other, sign):
         if not isinstance(other, FeatureVector) or other.prob is not self.prob:
             return NotImplemented
-        return FeatureVector(self.prob, self.coef + sign * other.coef)
+        return FeatureVector(self.prob, self.coef + sign * other.coef, parts=(self, other))
 
     def __add__(self, other):
         return self._combine(other, 1.0)
