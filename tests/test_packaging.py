@@ -56,3 +56,16 @@ def test_docs_build_needs_are_in_the_test_extra():
     name = lambda r: re.split(r"[<>=\[ ]", r, maxsplit=1)[0].lower()
     assert {name(r) for r in meta["docs"]} <= {name(r) for r in meta["test"]}
     assert "matplotlib" in {name(r) for r in meta["docs"]}
+
+
+def _commands(text):
+    return [line.strip() for line in text.splitlines()
+            if line.strip().startswith("pip install -e ")]
+
+
+def test_ci_runs_exactly_the_readme_commands():
+    """``.ci/run`` is the README's set-up, command for command: a change to one that is not
+    made to the other would let CI pass on commands a new user does not run."""
+    readme = _commands((ROOT / "README.md").read_text())
+    ci = _commands((ROOT / ".ci" / "run").read_text())
+    assert len(readme) == 2 and readme == ci, (readme, ci)
