@@ -49,7 +49,14 @@ def _cpu_seconds(pid):
 DELAY = 1.0
 
 CHILD = textwrap.dedent('''
-    import sys, time, warnings
+    import signal, sys, time, warnings
+    # a process inherits an ignored or blocked SIGINT from the one that started it (a test
+    # runner's worker may run with either), and Python then keeps it so: the child is put in
+    # the state of a program started from a terminal, and says what it inherited
+    print("inherited SIGINT: handler", signal.getsignal(signal.SIGINT), "blocked",
+          signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, []), flush=True)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])
     import numpy as np
     import refmodels as rm, fast
     warnings.simplefilter("ignore")
