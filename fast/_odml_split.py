@@ -1,0 +1,359 @@
+"""The split dual of linear ODML and LDM (SPEC §2–3): coordinate descent over the hinge
+multipliers and a second, free multiplier of the margin variance, without whitening.
+
+The primal of SPEC §2 on the linear kernel, ``gamma = Y X w``, with the variance written
+through ``R = sqrt(c) P`` (``P = I - yy^T/m``, ``c = 2 mu1/m``, so ``R^2 = A``):
+``mu1 gamma_v = (mu1/m) ||P X w||^2 = 1/2 ||s||^2`` with ``s = R X w``. Dualizing the
+margin constraints (``alpha in [0, lam/m]``) and the equality ``s = R X w`` (a free
+``rho in R^m``) and minimising the Lagrangian over ``w``, ``s`` and the slacks gives
+
+.. math::
+
+    D(\\alpha, \\rho) = e^\\top\\alpha - \\tfrac12\\|w(\\alpha, \\rho)\\|^2
+    - \\tfrac12\\|\\rho\\|^2,\\qquad w(\\alpha, \\rho) = X^\\top(Yv - R\\rho),\\quad
+    v = \\alpha + \\tfrac{\\mu_2}{m}e,
+
+a lower bound of the primal for every ``alpha`` in its box and every ``rho`` (weak
+duality), with no inverse: maximising over ``rho`` gives ``rho = R X w``, and then
+``D`` is the dual of SPEC §2 (``H = Y X M^{-1} X^T Y``, ``M = I + X^T A X``, the d x d
+matrix the whitened path factors). LDM is the same problem in its own parameters
+(:attr:`refmodels.odml.ODML.box_dual`: box ``[0, upper]``, ``offset`` ``mu2/m``, ``metric``
+``c``); its hinge multiplier is ``beta``, the variance multiplier here is ``rho`` for both.
+
+Coordinate steps (exact minimisation of ``-D`` along one coordinate): for ``alpha_i``, the
+gradient ``gamma_i - 1`` and curvature ``||x_i||^2`` (projected on the box, as LIBLINEAR's
+``solve_l2r_l1l2_svc``); for ``rho_i``, the gradient ``rho_i - sqrt(c) (x_i - y_i xbar)^T w``
+and curvature ``1 + c ||x_i - y_i xbar||^2`` (strongly convex, free), with the dense mean
+``xbar = X^T y / m``. Since ``R rho = sqrt(c) (rho - y (y^T rho)/m)``, ``w`` is kept as
+``w = w_s + t xbar`` with ``w_s = X^T (Yv - sqrt(c) rho)`` (changed by a sparse row per
+step), the scalar ``t = sqrt(c) y^T rho`` and ``q = xbar^T w_s``; with the precomputed
+``x_i^T xbar`` a step costs O(nnz of row i), both steps of a point share one row product,
+and no dense m x d, d x d or m x m array exists.
+
+Stopping: on the family's duality gap ``P(w) - D`` relative to the objective
+(:func:`fast._common.relative_gap_target`), ``D`` the larger of ``D(alpha, rho)`` and
+``D(alpha, R X w)`` (the certificate's dual value at the point,
+:meth:`refmodels.odml._MarginDistributionProblem.split_dual_value`), and on the
+certificate's stationarity ``||w - X^T(Yv - c P X w)||`` (the two ``w`` differ by
+``sqrt(c) X^T P (sqrt(c) X w - rho)``): the epochs run in chunks, each ended by an exact
+recomputation of ``w`` (no drift) and these checks, O(nnz) each.
+"""
+from __future__ import annotations
+
+import time
+from collections import namedtuple
+
+import numpy as np
+import scipy.sparse as sp
+from numba import njit
+
+from . import _chunk, _common
+from ._chunk import PAUSED
+from ._dcd_epochs import CSR_ENTRY_COST, POINT_COST
+from ._rows import row_arrays, row_axpy, row_dot, row_sqnorms
+
+#: the data of the epochs: CSR rows (``indptr`` int64, ``indices`` int32, ``data``), labels
+#: ``y``, ``||x_i||^2`` (``sqn``), ``x_i^T xbar`` (``xb``) and the constants ``k``:
+#: ``[sqrt(c), upper, ||xbar||^2, c]``
+SplitData = namedtuple("SplitData", "indptr indices data y sqn xb k")
+#: the run's arrays: ``alpha``, ``rho`` (m,), ``ws`` (d,), ``sc`` = ``[t, q]``, ``stats``,
+#: the order of the points ``index`` and the resumable control ``ctl`` (zeros: a fresh run)
+SplitState = namedtuple("SplitState", "alpha rho ws sc stats index ctl")
+SplitOptions = namedtuple("SplitOptions", "tol max_iter shrinking seed")
+
+S_EPOCHS, S_SPREAD, S_CONVERGED, S_UPDATES, S_NONFINITE = range(5)
+N_STATS = 5
+(C_STARTED, C_IT, C_POS, C_ACTIVE, C_PGMAX_OLD, C_PGMIN_OLD, C_PGMAX_NEW,
+ C_PGMIN_NEW, C_UPDATES) = range(9)
+N_CTL = 9
+
+DEFAULT_TOL = 1e-8
+DEFAULT_GAP_TOL = 1e-9
+DEFAULT_MAX_ITER = 100000
+#: the default epoch cap spends about this many multiply-adds (an epoch reads every row
+#: twice), at least ``MIN_EPOCHS`` epochs
+EPOCH_WORK_BUDGET = 5e9
+MIN_EPOCHS = 100
+#: a point whose ``alpha_i`` LIBLINEAR would shrink leaves the active set when also its
+#: ``|rho_i|`` gradient is below this fraction of last epoch's projected-gradient spread
+RHO_SHRINK = 0.1
+#: the first chunk of epochs between two exact checks; the chunks grow to a quarter of the
+#: epochs run so far (the checks cost about three epochs each)
+FIRST_CHUNK = 4
+
+
+@njit(cache=True)
+def _epochs(data, st, opt, budget):
+    """Epochs of the split coordinate descent (module docstring), point by point in random
+    order, resumable in chunks of about ``budget`` work units (:mod:`fast._chunk`).
+
+    At point ``i``: ``r = x_i^T w`` and ``xw = xbar^T w`` from the kept ``w_s``, ``t``, ``q``;
+    the step of ``alpha_i`` (box), then that of ``rho_i`` (free), each updating ``r`` and
+    ``xw`` exactly; then one sparse update of ``w_s`` with the summed change. A point whose
+    ``alpha_i`` is shrunk (LIBLINEAR's rule) and whose ``rho_i`` gradient is small
+    (:data:`RHO_SHRINK`) leaves the active set; the stop (spread of the projected gradients
+    of both at most ``tol``) is re-checked on the full set."""
+    indptr, indices, vals, y, sqn, xb, k = data
+    alpha, rho, ws, sc, stats, index, ctl = st
+    tol, max_iter, shrinking, seed = opt
+    sq, upper, xbsq, c = k[0], k[1], k[2], k[3]
+    m = alpha.shape[0]
+    INF = np.inf
+    Xd = np.zeros((1, 1))
+    if ctl[C_STARTED] == 0.0:
+        np.random.seed(seed)
+        for i in range(m):
+            index[i] = i
+        active, it, n_updates, a = m, 0, 0, -1
+        pgmax_old, pgmin_old, pgmax_new, pgmin_new = INF, -INF, 0.0, 0.0
+        ctl[C_STARTED] = 1.0
+    else:
+        active, it, n_updates, a = (int(ctl[C_ACTIVE]), int(ctl[C_IT]), int(ctl[C_UPDATES]),
+                                    int(ctl[C_POS]))
+        pgmax_old, pgmin_old = ctl[C_PGMAX_OLD], ctl[C_PGMIN_OLD]
+        pgmax_new, pgmin_new = ctl[C_PGMAX_NEW], ctl[C_PGMIN_NEW]
+    converged = False
+    nonfinite = False
+    work = 0.0
+    while it < max_iter:
+        if a < 0:
+            for t in range(active):
+                b = t + np.random.randint(0, active - t)
+                tmp = index[t]
+                index[t] = index[b]
+                index[b] = tmp
+            pgmax_new = 0.0
+            pgmin_new = 0.0
+            a = 0
+        while a < active:
+            if work >= budget:
+                ctl[C_ACTIVE], ctl[C_IT], ctl[C_UPDATES], ctl[C_POS] = active, it, n_updates, a
+                ctl[C_PGMAX_OLD], ctl[C_PGMIN_OLD] = pgmax_old, pgmin_old
+                ctl[C_PGMAX_NEW], ctl[C_PGMIN_NEW] = pgmax_new, pgmin_new
+                return PAUSED
+            i = index[a]
+            cost = CSR_ENTRY_COST * (indptr[i + 1] - indptr[i])
+            work += POINT_COST + cost
+            yi = y[i]
+            t_ = sc[0]
+            r = row_dot(1, i, Xd, indptr, indices, vals, ws) + t_ * xb[i]
+            xw = sc[1] + t_ * xbsq
+            # alpha_i: gradient gamma_i - 1, curvature ||x_i||^2, box [0, upper]
+            ai = alpha[i]
+            g = yi * r - 1.0
+            if not abs(g) < INF:
+                nonfinite = True
+                break
+            shrunk = False
+            pg = 0.0
+            if ai <= 0.0:
+                if shrinking and g > pgmax_old:
+                    shrunk = True
+                elif g < 0.0:
+                    pg = g
+            elif ai >= upper:
+                if shrinking and g < pgmin_old:
+                    shrunk = True
+                elif g > 0.0:
+                    pg = g
+            else:
+                pg = g
+            da = 0.0
+            if not shrunk:
+                if pg > pgmax_new:
+                    pgmax_new = pg
+                if pg < pgmin_new:
+                    pgmin_new = pg
+                if abs(pg) > 1e-300:
+                    if sqn[i] > 0.0:
+                        new = min(max(ai - g / sqn[i], 0.0), upper)
+                    else:
+                        new = 0.0 if g > 0.0 else upper     # zero row: linear in alpha_i
+                    da = new - ai
+                    if da != 0.0:
+                        alpha[i] = new
+                        r += da * yi * sqn[i]
+                        xw += da * yi * xb[i]
+                        n_updates += 1
+            # rho_i: gradient rho_i - sqrt(c) (r - y_i xw), curvature 1 + c ||x_i - y_i xbar||^2
+            dr = 0.0
+            if sq > 0.0:
+                gr = rho[i] - sq * (r - yi * xw)
+                if not abs(gr) < INF:
+                    nonfinite = True
+                    break
+                if shrunk and abs(gr) <= RHO_SHRINK * (pgmax_old - pgmin_old):
+                    active -= 1
+                    index[a] = index[active]
+                    index[active] = i
+                    continue
+                if gr > pgmax_new:
+                    pgmax_new = gr
+                if gr < pgmin_new:
+                    pgmin_new = gr
+                h = sqn[i] - 2.0 * yi * xb[i] + xbsq
+                if h < 0.0:
+                    h = 0.0
+                dr = -gr / (1.0 + c * h)
+                if dr != 0.0:
+                    rho[i] += dr
+                    n_updates += 1
+            elif shrunk:
+                active -= 1
+                index[a] = index[active]
+                index[active] = i
+                continue
+            coef = da * yi - sq * dr
+            if coef != 0.0:
+                row_axpy(1, i, coef, Xd, indptr, indices, vals, ws)
+                sc[1] += coef * xb[i]
+                sc[0] += sq * yi * dr
+                work += cost
+            a += 1
+        if nonfinite:
+            break
+        it += 1
+        a = -1
+        if pgmax_new - pgmin_new <= tol:
+            if active == m:
+                converged = True
+                break
+            active = m
+            pgmax_old, pgmin_old = INF, -INF
+            continue
+        pgmax_old, pgmin_old = pgmax_new, pgmin_new
+        if pgmax_old <= 0.0:
+            pgmax_old = INF
+        if pgmin_old >= 0.0:
+            pgmin_old = -INF
+    stats[S_EPOCHS] = it
+    stats[S_SPREAD] = pgmax_new - pgmin_new
+    stats[S_CONVERGED] = 1.0 if converged else 0.0
+    stats[S_UPDATES] = n_updates
+    stats[S_NONFINITE] = 1.0 if nonfinite else 0.0
+    return 0
+
+
+class SplitProblem:
+    """The data of the split dual of ``prob`` (ODML or LDM, linear kernel): CSR rows (a
+    dense ``X`` is converted: this path is for sparse data), labels, the mean
+    ``xbar = X^T y / m`` and the constants of :attr:`refmodels.odml.ODML.box_dual`."""
+
+    def __init__(self, prob):
+        X = prob.X
+        if not sp.issparse(X):
+            X = sp.csr_matrix(np.asarray(X, dtype=np.float64))
+        _, self.X, _, self.indptr, self.indices, self.data = row_arrays(X)
+        box = prob.box_dual
+        self.m, self.d = self.X.shape
+        self.y = np.ascontiguousarray(prob.y, dtype=np.float64)
+        self.c = float(box.metric)
+        self.sq = float(np.sqrt(self.c))
+        self.offset = float(box.offset)
+        self.upper = float(box.hi[0])
+        self.xbar = np.asarray(self.X.T @ self.y).ravel() / self.m
+        self.xb = np.asarray(self.X @ self.xbar).ravel()
+        self.sqn = row_sqnorms(self.X)
+        self.row_work = max(1.0, self.X.nnz / self.m)
+
+    def coef(self, alpha, rho):
+        """``Yv - R rho``: ``w = X^T coef``."""
+        m = self.m
+        return self.y * (alpha + self.offset) - self.sq * (rho - self.y * (self.y @ rho) / m)
+
+    def values(self, prob, alpha, rho):
+        """``(w, coef, P, D, stationarity, scale)`` at the iterate, exactly (four passes over
+        the rows): ``w`` and ``P(w)``, the larger of ``D(alpha, rho)`` and ``D(alpha, R X w)``,
+        and the certificate's stationarity ``||w - X^T(Yv - c P X w)||`` with its scale
+        (:meth:`refmodels.odml._MarginDistributionProblem.kkt_residuals`)."""
+        X, y, m = self.X, self.y, self.m
+        coef = self.coef(alpha, rho)
+        w = np.asarray(X.T @ coef).ravel()
+        Xw = np.asarray(X @ w).ravel()
+        ww = float(w @ w)
+        P = float(prob.objective_from_margins(y * Xw, ww))
+        D1 = float(np.sum(alpha) - 0.5 * ww - 0.5 * float(rho @ rho))
+        pxw = Xw - y * (y @ Xw) / m
+        xyv = np.asarray(X.T @ (y * (alpha + self.offset))).ravel()
+        xpxw = np.asarray(X.T @ pxw).ravel()
+        wd = xyv - self.c * xpxw
+        D2 = float(np.sum(alpha) - 0.5 * float(wd @ wd) - 0.5 * self.c * float(pxw @ pxw))
+        grad = float(np.linalg.norm(w - wd))
+        scale = (1.0 + np.sqrt(ww) + self.c * float(np.linalg.norm(xpxw))
+                 + self.offset * m * float(np.linalg.norm(self.xbar))
+                 + float(np.linalg.norm(xyv - self.offset * m * self.xbar)))
+        return w, coef, P, max(D1, D2), grad, scale
+
+
+def solve(prob, tol, max_iter, random_state, alpha0, w0=None, shrinking=True, gap_tol=None):
+    """Run the split coordinate descent on ``prob`` from ``alpha0`` and ``rho = R X w0``
+    (the optimal ``rho`` at the point ``w0``: a warm start's ``w``; without it the point of
+    ``alpha0`` with ``rho = 0``). Returns ``(alpha, w, coef, P, info)``; ``info`` as the
+    DCD's (``converged``, ``dual_objective``, ``n_iter``, ...)."""
+    t0 = time.perf_counter()
+    sp_ = SplitProblem(prob)
+    m, d = sp_.m, sp_.d
+    if max_iter is None:
+        max_iter = int(min(DEFAULT_MAX_ITER, max(MIN_EPOCHS,
+                                                 EPOCH_WORK_BUDGET / (2.0 * m * sp_.row_work))))
+    target = _common.relative_gap_target(gap_tol, prob)
+    alpha = np.array(alpha0, dtype=np.float64)
+    # rho at its optimum for the starting alpha's point with rho = 0 (exact for c = 0)
+    if w0 is None:
+        w0 = np.asarray(sp_.X.T @ sp_.coef(alpha, np.zeros(m))).ravel()
+    Xw0 = np.asarray(sp_.X @ w0).ravel()
+    rho = sp_.sq * (Xw0 - sp_.y * (sp_.y @ Xw0) / m)
+    data = SplitData(sp_.indptr, sp_.indices, sp_.data, sp_.y, sp_.sqn, sp_.xb,
+                     np.array([sp_.sq, sp_.upper, float(sp_.xbar @ sp_.xbar), sp_.c]))
+    stats = np.zeros(N_STATS)
+    ctl = np.zeros(N_CTL)
+    index = np.empty(m, dtype=np.int64)
+    seed = _common.seed_from(random_state)
+    epochs, rounds, n_updates, n_checks = 0, 0, 0, 0
+    cur_tol = float(tol)
+    converged = stopped_on_gap = False
+    chunk = FIRST_CHUNK
+    while True:
+        ws = np.asarray(sp_.X.T @ (sp_.y * (alpha + sp_.offset) - sp_.sq * rho)).ravel()
+        sc = np.array([sp_.sq * float(sp_.y @ rho), float(sp_.xbar @ ws)])
+        ctl[:] = 0.0
+        st = SplitState(alpha, rho, ws, sc, stats, index, ctl)
+        opt = SplitOptions(cur_tol, int(min(chunk, max_iter - epochs)), bool(shrinking),
+                           int(seed + rounds) % (2**31))
+        while _epochs(data, st, opt, _chunk.budget()) == PAUSED:
+            pass
+        rounds += 1
+        epochs += int(stats[S_EPOCHS])
+        n_updates += int(stats[S_UPDATES])
+        if stats[S_NONFINITE]:
+            from ._dcd import _not_finite
+
+            _not_finite("a gradient", epochs)
+        pg_conv = bool(stats[S_CONVERGED])
+        w, coef, P, D, grad, scale = sp_.values(prob, alpha, rho)
+        n_checks += 1
+        if not (np.isfinite(P) and np.isfinite(D)):
+            from ._dcd import _not_finite
+
+            _not_finite(f"the duality gap ({P!r} - {D!r})", epochs)
+        ok = True if target is None else (P - D <= target(P)
+                                          and _common.within_check(grad, scale))
+        if ok and (target is not None or pg_conv):
+            converged, stopped_on_gap = True, target is not None
+            break
+        if pg_conv and target is not None and cur_tol > 1e-14:
+            cur_tol = max(cur_tol / 10.0, 1e-14)        # the spread met, the gap not yet
+        elif pg_conv:
+            converged = True
+            break
+        if epochs >= max_iter:
+            break
+        chunk = max(FIRST_CHUNK, epochs // 4)
+    info = {"dual_objective": D, "path": "split", "kernel_path": "linear", "n_iter": epochs,
+            "pg_spread": float(stats[S_SPREAD]), "pg_max_abs": float(stats[S_SPREAD]),
+            "converged": converged, "n_updates": n_updates, "tol": float(tol),
+            "max_iter": int(max_iter), "tol_final": cur_tol, "stopped_on_gap": stopped_on_gap,
+            "shrinking": bool(shrinking), "gap": P - D, "stationarity": grad,
+            "n_checks": n_checks, "loop_time": time.perf_counter() - t0,
+            "whitened": False, "d": d}
+    return alpha, w, coef, P, info
