@@ -80,6 +80,13 @@ RHO_SHRINK = 0.1
 #: the first chunk of epochs between two exact checks; the chunks grow to a quarter of the
 #: epochs run so far (the checks cost about three epochs each)
 FIRST_CHUNK = 4
+import os
+_DEBUG = bool(os.environ.get("SPLIT_DEBUG"))
+def active_dbg(stats): return 0
+#: the face Newton step (:func:`face_newton`) takes at most this many CG iterations, and
+#: about ``FACE_WORK`` times the multiply-adds the epochs spent so far
+FACE_MAX_CG = 500
+FACE_WORK = 1.0
 
 
 @njit(cache=True)
@@ -138,10 +145,12 @@ def _epochs(data, st, opt, budget):
             t_ = sc[0]
             r = row_dot(1, i, Xd, indptr, indices, vals, ws) + t_ * xb[i]
             xw = sc[1] + t_ * xbsq
-            # alpha_i: gradient gamma_i - 1, curvature ||x_i||^2, box [0, upper]
+            # alpha_i: gradient gamma_i - 1 (box [0, upper]); rho_i: gradient
+            # rho_i - sqrt(c) (r - y_i xw) (free)
             ai = alpha[i]
             g = yi * r - 1.0
-            if not abs(g) < INF:
+            gr = rho[i] - sq * (r - yi * xw)
+            if not (abs(g) < INF and abs(gr) < INF):
                 nonfinite = True
                 break
             shrunk = False
@@ -158,51 +167,50 @@ def _epochs(data, st, opt, budget):
                     pg = g
             else:
                 pg = g
-            da = 0.0
+            if shrunk and (sq == 0.0 or abs(gr) <= RHO_SHRINK * min(pgmax_old, -pgmin_old)):
+                active -= 1
+                index[a] = index[active]
+                index[active] = i
+                continue
             if not shrunk:
                 if pg > pgmax_new:
                     pgmax_new = pg
                 if pg < pgmin_new:
                     pgmin_new = pg
-                if abs(pg) > 1e-300:
-                    if sqn[i] > 0.0:
-                        new = min(max(ai - g / sqn[i], 0.0), upper)
-                    else:
-                        new = 0.0 if g > 0.0 else upper     # zero row: linear in alpha_i
-                    da = new - ai
-                    if da != 0.0:
-                        alpha[i] = new
-                        r += da * yi * sqn[i]
-                        xw += da * yi * xb[i]
-                        n_updates += 1
-            # rho_i: gradient rho_i - sqrt(c) (r - y_i xw), curvature 1 + c ||x_i - y_i xbar||^2
+            if gr > pgmax_new:
+                pgmax_new = gr
+            if gr < pgmin_new:
+                pgmin_new = gr
+            # the 2 x 2 curvature of (alpha_i, rho_i): ||x_i||^2, 1 + c ||x_i - y_i xbar||^2
+            # and -sqrt(c) (y_i ||x_i||^2 - x_i^T xbar); the step of alpha_i is the exact
+            # minimum along it with rho_i at its optimum (the Schur complement
+            # (||x_i||^2 + c (||x_i||^2 ||xbar||^2 - (x_i^T xbar)^2)) / (1 + c h), free of
+            # cancellation), then rho_i at its optimum given the new alpha_i
+            h = sqn[i] - 2.0 * yi * xb[i] + xbsq
+            if h < 0.0:
+                h = 0.0
+            hrr = 1.0 + c * h
+            har = -sq * (yi * sqn[i] - xb[i])
+            da = 0.0
+            if not shrunk and abs(pg) > 1e-300:
+                det = sqn[i] * xbsq - xb[i] * xb[i]
+                if det < 0.0:
+                    det = 0.0
+                schur = (sqn[i] + c * det) / hrr
+                if schur > 0.0:
+                    new = min(max(ai - (g - har * gr / hrr) / schur, 0.0), upper)
+                else:
+                    new = 0.0 if g > 0.0 else upper     # zero row: linear in alpha_i
+                da = new - ai
+                if da != 0.0:
+                    alpha[i] = new
+                    n_updates += 1
             dr = 0.0
             if sq > 0.0:
-                gr = rho[i] - sq * (r - yi * xw)
-                if not abs(gr) < INF:
-                    nonfinite = True
-                    break
-                if shrunk and abs(gr) <= RHO_SHRINK * (pgmax_old - pgmin_old):
-                    active -= 1
-                    index[a] = index[active]
-                    index[active] = i
-                    continue
-                if gr > pgmax_new:
-                    pgmax_new = gr
-                if gr < pgmin_new:
-                    pgmin_new = gr
-                h = sqn[i] - 2.0 * yi * xb[i] + xbsq
-                if h < 0.0:
-                    h = 0.0
-                dr = -gr / (1.0 + c * h)
+                dr = -(gr + har * da) / hrr
                 if dr != 0.0:
                     rho[i] += dr
                     n_updates += 1
-            elif shrunk:
-                active -= 1
-                index[a] = index[active]
-                index[active] = i
-                continue
             coef = da * yi - sq * dr
             if coef != 0.0:
                 row_axpy(1, i, coef, Xd, indptr, indices, vals, ws)
@@ -285,7 +293,99 @@ class SplitProblem:
         return w, coef, P, max(D1, D2), grad, scale
 
 
-def solve(prob, tol, max_iter, random_state, alpha0, w0=None, shrinking=True, gap_tol=None):
+def face_newton(sp_, alpha, rho, budget, every_rho):
+    """A projected Newton step of ``-D`` over the points ``S``: the free ``alpha_i`` (inside
+    the box, or at a bound with a gradient pointing inside) and the ``rho_i`` of ``S`` move,
+    the rest stays. ``S`` is every point when ``every_rho`` (the ``rho`` block is far from diagonal,
+    :func:`solve`), else the free points. With ``dw = X_S^T (Y_S da - sqrt(c) dr) +
+    sqrt(c) (y_S^T dr) xbar`` (``R`` through the mean row), the Hessian is
+    ``B^T B + diag(0, I)``, never formed: the direction is found by conjugate gradients, each
+    iteration one product with ``X_S^T`` and one with ``X_S`` (O(their stored entries)),
+    stopped at a relative residual of 1e-12, on curvature that is not positive, at
+    :data:`FACE_MAX_CG` iterations or when ``budget`` multiply-adds are spent. Coordinate
+    descent crawls where ``c X^T P X`` is large (the ``rho`` block is ``I + c P X X^T P``);
+    this Hessian is the identity plus a matrix of rank at most ``d + |F|``, where conjugate
+    gradients end in about that many steps. The step is projected on the box and halved
+    until the exact change of the quadratic is a decrease; ``alpha``, ``rho`` are then
+    changed in place. Returns the CG iterations, positive when the step was kept, negative
+    (or 0) when not."""
+    X, y, m, sq, xbar = sp_.X, sp_.y, sp_.m, sp_.sq, sp_.xbar
+    w = np.asarray(X.T @ sp_.coef(alpha, rho)).ravel()
+    g = y * np.asarray(X @ w).ravel() - 1.0
+    # the free alpha_i and those at a bound whose gradient points inside (a projected step)
+    free = (((alpha > 0.0) & (alpha < sp_.upper)) | ((alpha <= 0.0) & (g < 0.0))
+            | ((alpha >= sp_.upper) & (g > 0.0)))
+    S = np.arange(m) if (every_rho and sq > 0.0) else np.flatnonzero(free)
+    if S.size == 0:
+        return 0
+    XS = X if S.size == m else X[S]
+    yS, fS = y[S], free[S].astype(np.float64)
+
+    def dw_of(da, dr):
+        return np.asarray(XS.T @ (yS * da - sq * dr)).ravel() + (sq * float(yS @ dr)) * xbar
+
+    def hess(da, dr):
+        dw = dw_of(da, dr)
+        XSdw = np.asarray(XS @ dw).ravel()
+        return fS * yS * XSdw, dr - sq * (XSdw - yS * float(xbar @ dw))
+
+    XSw = np.asarray(XS @ w).ravel()
+    ga = fS * (yS * XSw - 1.0)
+    gr = rho[S] - sq * (XSw - yS * float(xbar @ w))
+    n = S.size
+    per_iter = 2.0 * XS.nnz + 10.0 * n + 2.0 * sp_.d
+    max_its = int(min(FACE_MAX_CG, 2 * n + 1, max(1.0, budget / per_iter)))
+    Da, Dr = np.zeros(n), np.zeros(n)
+    ra, rr_ = -ga, -gr
+    pa, pr = ra.copy(), rr_.copy()
+    rr = float(ra @ ra + rr_ @ rr_)
+    stop = 1e-24 * rr
+    its = 0
+    while its < max_its and rr > stop:
+        qa, qr = hess(pa, pr)
+        curv = float(pa @ qa + pr @ qr)
+        its += 1
+        if not curv > 1e-14 * float(pa @ pa + pr @ pr):
+            break
+        step = rr / curv
+        Da += step * pa
+        Dr += step * pr
+        ra -= step * qa
+        rr_ -= step * qr
+        rr_new = float(ra @ ra + rr_ @ rr_)
+        pa, pr = ra + (rr_new / rr) * pa, rr_ + (rr_new / rr) * pr
+        rr = rr_new
+    if not (np.any(Da) or np.any(Dr)):
+        return -its
+    a0 = alpha[S]
+    scale = 1.0 + abs(float(np.sum(alpha))) + float(w @ w)
+    t = 1.0
+    for _ in range(30):
+        da = np.clip(a0 + t * Da, 0.0, sp_.upper) - a0
+        dr = t * Dr
+        dw = dw_of(da, dr)
+        change = float(ga @ da + gr @ dr) + 0.5 * (float(dw @ dw) + float(dr @ dr))
+        if change < -1e-15 * scale:
+            alpha[S] = a0 + da
+            rho[S] += dr
+            return max(its, 1)
+        t *= 0.5
+    return -its
+
+
+def solve(prob, tol, max_iter, random_state, alpha0, w0=None, shrinking=True, polish=True,
+          gap_tol=None):
+    """:func:`run` with BLAS on one thread (:func:`fast._polish.one_blas_thread`): the
+    driver's products are vector operations, which a second BLAS thread only slows when
+    the cores are busy."""
+    from ._polish import one_blas_thread
+
+    with one_blas_thread():
+        return run(prob, tol, max_iter, random_state, alpha0, w0, shrinking, polish, gap_tol)
+
+
+def run(prob, tol, max_iter, random_state, alpha0, w0=None, shrinking=True, polish=True,
+        gap_tol=None):
     """Run the split coordinate descent on ``prob`` from ``alpha0`` and ``rho = R X w0``
     (the optimal ``rho`` at the point ``w0``: a warm start's ``w``; without it the point of
     ``alpha0`` with ``rho = 0``). Returns ``(alpha, w, coef, P, info)``; ``info`` as the
@@ -305,6 +405,10 @@ def solve(prob, tol, max_iter, random_state, alpha0, w0=None, shrinking=True, ga
     rho = sp_.sq * (Xw0 - sp_.y * (sp_.y @ Xw0) / m)
     data = SplitData(sp_.indptr, sp_.indices, sp_.data, sp_.y, sp_.sqn, sp_.xb,
                      np.array([sp_.sq, sp_.upper, float(sp_.xbar @ sp_.xbar), sp_.c]))
+    # the rho block I + c P X X^T P is far from its diagonal when some c ||x_i - y_i xbar||^2
+    # reaches 1: the face Newton step then moves every rho_i, else those of the free points
+    h = sp_.sqn - 2.0 * sp_.y * sp_.xb + float(sp_.xbar @ sp_.xbar)
+    every_rho = bool(sp_.c * float(np.max(h, initial=0.0)) >= 1.0)
     stats = np.zeros(N_STATS)
     ctl = np.zeros(N_CTL)
     index = np.empty(m, dtype=np.int64)
@@ -313,6 +417,7 @@ def solve(prob, tol, max_iter, random_state, alpha0, w0=None, shrinking=True, ga
     cur_tol = float(tol)
     converged = stopped_on_gap = False
     chunk = FIRST_CHUNK
+    work, n_face, n_polish = 0.0, 0, 0
     while True:
         ws = np.asarray(sp_.X.T @ (sp_.y * (alpha + sp_.offset) - sp_.sq * rho)).ravel()
         sc = np.array([sp_.sq * float(sp_.y @ rho), float(sp_.xbar @ ws)])
@@ -325,6 +430,7 @@ def solve(prob, tol, max_iter, random_state, alpha0, w0=None, shrinking=True, ga
         rounds += 1
         epochs += int(stats[S_EPOCHS])
         n_updates += int(stats[S_UPDATES])
+        work += 2.0 * sp_.row_work * (stats[S_UPDATES] + stats[S_EPOCHS] * m)
         if stats[S_NONFINITE]:
             from ._dcd import _not_finite
 
@@ -332,6 +438,7 @@ def solve(prob, tol, max_iter, random_state, alpha0, w0=None, shrinking=True, ga
         pg_conv = bool(stats[S_CONVERGED])
         w, coef, P, D, grad, scale = sp_.values(prob, alpha, rho)
         n_checks += 1
+        if _DEBUG: print("chk", epochs, P, D, grad / scale, n_face, int(stats[S_UPDATES]), active_dbg(stats))
         if not (np.isfinite(P) and np.isfinite(D)):
             from ._dcd import _not_finite
 
@@ -349,11 +456,18 @@ def solve(prob, tol, max_iter, random_state, alpha0, w0=None, shrinking=True, ga
         if epochs >= max_iter:
             break
         chunk = max(FIRST_CHUNK, epochs // 4)
+        if polish:
+            steps = face_newton(sp_, alpha, rho, FACE_WORK * work + 1e6, every_rho)
+            n_face += abs(steps)
+            if steps > 0:
+                # the Newton steps, not the epochs, make the progress: check again soon
+                n_polish += 1
+                chunk = FIRST_CHUNK
     info = {"dual_objective": D, "path": "split", "kernel_path": "linear", "n_iter": epochs,
             "pg_spread": float(stats[S_SPREAD]), "pg_max_abs": float(stats[S_SPREAD]),
             "converged": converged, "n_updates": n_updates, "tol": float(tol),
             "max_iter": int(max_iter), "tol_final": cur_tol, "stopped_on_gap": stopped_on_gap,
             "shrinking": bool(shrinking), "gap": P - D, "stationarity": grad,
             "n_checks": n_checks, "loop_time": time.perf_counter() - t0,
-            "whitened": False, "d": d}
+            "whitened": False, "d": d, "n_polish": int(n_polish), "face_cg": int(n_face)}
     return alpha, w, coef, P, info

@@ -186,7 +186,7 @@ def _dcd_method(prob, tol, max_iter, random_state, warm_start, **options):
                          "DCD solver")
     if path == "split" or (path in (None, "auto") and use_split(prob)):
         return _split_method(prob, tol, max_iter, random_state, warm_start, shrinking,
-                             gap_tol)
+                             polish, gap_tol)
     # whitening costs O(m d^2 + d^3) and d x d memory, H costs O(m^2 d + m^3) and m x m:
     # the linear path unless d > m with a variance term (then H is the smaller matrix);
     # H is not a kernel matrix, so there is no bounded-cache path
@@ -260,7 +260,7 @@ def use_split(prob):
     return dense > SPLIT_DENSE_BYTES
 
 
-def _split_method(prob, tol, max_iter, random_state, warm_start, shrinking, gap_tol):
+def _split_method(prob, tol, max_iter, random_state, warm_start, shrinking, polish, gap_tol):
     """``path="split"`` of the DCD (linear kernel, any ``X``; a dense ``X`` is run on CSR):
     the coordinate descent over the hinge multipliers and the variance's multiplier
     ``rho`` of :mod:`fast._odml_split`, without whitening. The Solution carries the
@@ -280,7 +280,7 @@ def _split_method(prob, tol, max_iter, random_state, warm_start, shrinking, gap_
             w0 = np.asarray(w, dtype=np.float64)
     t0 = time.perf_counter()
     alpha, w, coef, objective, info = _odml_split.solve(
-        prob, tol, max_iter, random_state, alpha0, w0=w0, shrinking=shrinking,
+        prob, tol, max_iter, random_state, alpha0, w0=w0, shrinking=shrinking, polish=polish,
         gap_tol=gap_tol)
     info["method"] = "dcd"
     return _dcd.dcd_solution(objective, coef, {box.names[0]: alpha, "w": w}, info, t0,
