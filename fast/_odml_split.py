@@ -61,8 +61,8 @@ SplitData = namedtuple("SplitData", "indptr indices data y sqn xb k")
 SplitState = namedtuple("SplitState", "alpha rho ws sc stats index ctl")
 SplitOptions = namedtuple("SplitOptions", "tol max_iter shrinking seed")
 
-S_EPOCHS, S_SPREAD, S_CONVERGED, S_UPDATES, S_NONFINITE = range(5)
-N_STATS = 5
+S_EPOCHS, S_SPREAD, S_CONVERGED, S_UPDATES, S_NONFINITE, S_VISITS = range(6)
+N_STATS = 6
 (C_STARTED, C_IT, C_POS, C_ACTIVE, C_PGMAX_OLD, C_PGMIN_OLD, C_PGMAX_NEW,
  C_PGMIN_NEW, C_UPDATES) = range(9)
 N_CTL = 9
@@ -75,10 +75,10 @@ DEFAULT_MAX_ITER = 100000
 EPOCH_WORK_BUDGET = 5e9
 MIN_EPOCHS = 100
 #: a point whose ``alpha_i`` LIBLINEAR would shrink leaves the active set when also its
-#: ``|rho_i|`` gradient is below this fraction of last epoch's projected-gradient spread
+#: ``|rho_i|`` gradient is below this fraction of last epoch's projected-gradient extremes
 RHO_SHRINK = 0.1
 #: the first chunk of epochs between two exact checks; the chunks grow to a quarter of the
-#: epochs run so far (the checks cost about three epochs each)
+#: epochs run so far (the checks cost about three full epochs each)
 FIRST_CHUNK = 4
 #: the face Newton step (:func:`face_newton`) takes at most this many CG iterations, and
 #: about ``FACE_WORK`` times the multiply-adds the epochs spent so far: a short truncated
@@ -133,6 +133,7 @@ def _epochs(data, st, opt, budget):
             pgmin_new = 0.0
             a = 0
         while a < active:
+            stats[S_VISITS] += 1.0
             if work >= budget:
                 ctl[C_ACTIVE], ctl[C_IT], ctl[C_UPDATES], ctl[C_POS] = active, it, n_updates, a
                 ctl[C_PGMAX_OLD], ctl[C_PGMIN_OLD] = pgmax_old, pgmin_old
@@ -417,12 +418,13 @@ def run(prob, tol, max_iter, random_state, alpha0, w0=None, shrinking=True, poli
     cur_tol = float(tol)
     converged = stopped_on_gap = False
     chunk = FIRST_CHUNK
-    work, n_face, n_polish = 0.0, 0, 0
+    work, n_face, n_polish, n_visits = 0.0, 0, 0, 0
     epoch_time = check_time = polish_time = 0.0
     while True:
         ws = np.asarray(sp_.X.T @ (sp_.y * (alpha + sp_.offset) - sp_.sq * rho)).ravel()
         sc = np.array([sp_.sq * float(sp_.y @ rho), float(sp_.xbar @ ws)])
-        ctl[:] = 0.0
+        ctl[:] = 0.0                  # a fresh run of the epochs (seeded; all points active)
+        stats[S_VISITS] = 0.0
         st = SplitState(alpha, rho, ws, sc, stats, index, ctl)
         opt = SplitOptions(cur_tol, int(min(chunk, max_iter - epochs)), bool(shrinking),
                            int(seed + rounds) % (2**31))
@@ -433,6 +435,7 @@ def run(prob, tol, max_iter, random_state, alpha0, w0=None, shrinking=True, poli
         rounds += 1
         epochs += int(stats[S_EPOCHS])
         n_updates += int(stats[S_UPDATES])
+        n_visits += int(stats[S_VISITS])
         work += 2.0 * sp_.row_work * (stats[S_UPDATES] + stats[S_EPOCHS] * m)
         if stats[S_NONFINITE]:
             from ._dcd import _not_finite
@@ -476,5 +479,6 @@ def run(prob, tol, max_iter, random_state, alpha0, w0=None, shrinking=True, poli
             "shrinking": bool(shrinking), "gap": P - D, "stationarity": grad,
             "n_checks": n_checks, "loop_time": time.perf_counter() - t0,
             "whitened": False, "d": d, "n_polish": int(n_polish), "face_cg": int(n_face),
+            "point_visits": n_visits,
             "epoch_time": epoch_time, "check_time": check_time, "polish_time": polish_time}
     return alpha, w, coef, P, info

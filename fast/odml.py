@@ -32,6 +32,19 @@ with ``u = v`` (offset ``(mu2/m) e``), ``p = -e``:
   choice takes this path for the linear kernel unless ``d > m`` and ``mu1 > 0`` (then the
   m x m ``H`` is the smaller matrix and the ``gram`` path is used).
 
+* split path (``path="split"``; :mod:`fast._odml_split`): for sparse data of many
+  features, where ``Z`` (dense m x d) or ``H`` (m x m) would not fit, the dual with a second,
+  free multiplier ``rho`` of the margin variance (the equality ``s = R X w``,
+  ``R = sqrt(2 mu1/m) P``, dualized), ``w = X^T (Yv - R rho)``, no inverse and no whitening:
+  coordinate steps of O(nnz of a row) on ``(alpha_i, rho_i)`` with ``w`` kept as a sparse
+  part plus a multiple of the mean row ``X^T y / m``, a truncated Newton-CG step on the face
+  between chunks of epochs, and the stop on the family's duality gap. The automatic choice
+  (:func:`use_split`) takes it for sparse ``X`` with ``mu1 > 0`` when the dense route would
+  hold more than :data:`SPLIT_DENSE_BYTES`; on a dense ``X`` it runs on a CSR copy. It is
+  conditioned by ``c ||x_i - y_i xbar||^2`` (``c = 2 mu1/m``): moderate for normalised
+  sparse rows, far worse than the whitened path's at large features (1e4), where the
+  dense routes remain the tools.
+
 Recovery without ``(I + AG)^{-1}``: from ``(I + AG) nu = Yv`` and ``G nu = Y H v``,
 ``nu = Yv - A Y (Hv)``; the margins are ``gamma = Hv`` and ``||w||^2 = nu^T Y (Hv)``.
 
@@ -170,7 +183,8 @@ def choose_method(prob, options=()):
 
 def _dcd_method(prob, tol, max_iter, random_state, warm_start, **options):
     """``method="dcd"``: options ``shrinking`` (True), ``polish`` (True), ``path``
-    (``"auto"``/``"gram"``/``"linear"``)."""
+    (``"auto"``/``"gram"``/``"linear"``/``"split"``; ``"auto"`` is ``"split"`` under
+    :func:`use_split`'s rule, else the whitened ``"linear"`` or ``"gram"``)."""
     gap_tol = _dcd.DEFAULT_GAP_TOL if tol is None else None
     _, tol, max_iter = _common.check_common("dcd", METHODS, tol, max_iter, _dcd.DEFAULT_TOL,
                                             None)
