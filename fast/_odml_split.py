@@ -20,15 +20,19 @@ matrix the whitened path factors). LDM is the same problem in its own parameters
 (:attr:`refmodels.odml.ODML.box_dual`: box ``[0, upper]``, ``offset`` ``mu2/m``, ``metric``
 ``c``); its hinge multiplier is ``beta``, the variance multiplier here is ``rho`` for both.
 
-Coordinate steps (exact minimisation of ``-D`` along one coordinate): for ``alpha_i``, the
-gradient ``gamma_i - 1`` and curvature ``||x_i||^2`` (projected on the box, as LIBLINEAR's
-``solve_l2r_l1l2_svc``); for ``rho_i``, the gradient ``rho_i - sqrt(c) (x_i - y_i xbar)^T w``
-and curvature ``1 + c ||x_i - y_i xbar||^2`` (strongly convex, free), with the dense mean
-``xbar = X^T y / m``. Since ``R rho = sqrt(c) (rho - y (y^T rho)/m)``, ``w`` is kept as
-``w = w_s + t xbar`` with ``w_s = X^T (Yv - sqrt(c) rho)`` (changed by a sparse row per
-step), the scalar ``t = sqrt(c) y^T rho`` and ``q = xbar^T w_s``; with the precomputed
-``x_i^T xbar`` a step costs O(nnz of row i), both steps of a point share one row product,
-and no dense m x d, d x d or m x m array exists.
+Coordinate steps, one point at a time: ``alpha_i`` has the gradient ``gamma_i - 1`` and the
+curvature ``||x_i||^2`` (box, as LIBLINEAR's ``solve_l2r_l1l2_svc``), ``rho_i`` the gradient
+``rho_i - sqrt(c) (x_i - y_i xbar)^T w`` and the curvature ``1 + c ||x_i - y_i xbar||^2``
+(free, strongly convex), with the dense mean ``xbar = X^T y / m``; the pair is minimised
+exactly (``alpha_i`` along its Schur complement with ``rho_i`` at its optimum, projected on
+the box, then ``rho_i`` given it), which keeps the alpha steps from being undone by the
+variance's multipliers when ``c ||x_i||^2`` is large. Since
+``R rho = sqrt(c) (rho - y (y^T rho)/m)``, ``w`` is kept as ``w = w_s + t xbar`` with
+``w_s = X^T (Yv - sqrt(c) rho)`` (changed by a sparse row per step), the scalar
+``t = sqrt(c) y^T rho`` and ``q = xbar^T w_s``; with the precomputed ``x_i^T xbar`` a step
+costs O(nnz of row i), both steps of a point share one row product, and no dense m x d,
+d x d or m x m array exists. Between chunks of epochs a truncated projected Newton-CG step
+on the face (:func:`face_newton`) ends the slow tail of the descent.
 
 Stopping: on the family's duality gap ``P(w) - D`` relative to the objective
 (:func:`fast._common.relative_gap_target`), ``D`` the larger of ``D(alpha, rho)`` and
@@ -67,8 +71,6 @@ N_STATS = 6
  C_PGMIN_NEW, C_UPDATES) = range(9)
 N_CTL = 9
 
-DEFAULT_TOL = 1e-8
-DEFAULT_GAP_TOL = 1e-9
 DEFAULT_MAX_ITER = 100000
 #: the default epoch cap spends about this many multiply-adds (an epoch reads every row
 #: twice), at least ``MIN_EPOCHS`` epochs
