@@ -32,6 +32,19 @@ with ``u = v`` (offset ``(mu2/m) e``), ``p = -e``:
   choice takes this path for the linear kernel unless ``d > m`` and ``mu1 > 0`` (then the
   m x m ``H`` is the smaller matrix and the ``gram`` path is used).
 
+* split path (``path="split"``; :mod:`fast._odml_split`): for sparse data of many
+  features, where ``Z`` (dense m x d) or ``H`` (m x m) would not fit, the dual with a second,
+  free multiplier ``rho`` of the margin variance (the equality ``s = R X w``,
+  ``R = sqrt(2 mu1/m) P``, dualized), ``w = X^T (Yv - R rho)``, no inverse and no whitening:
+  coordinate steps of O(nnz of a row) on ``(alpha_i, rho_i)`` with ``w`` kept as a sparse
+  part plus a multiple of the mean row ``X^T y / m``, a truncated Newton-CG step on the face
+  between chunks of epochs, and the stop on the family's duality gap. The automatic choice
+  (:func:`use_split`) takes it for sparse ``X`` with ``mu1 > 0`` when the dense route would
+  hold more than :data:`SPLIT_DENSE_BYTES`; on a dense ``X`` it runs on a CSR copy. It is
+  conditioned by ``c ||x_i - y_i xbar||^2`` (``c = 2 mu1/m``): moderate for normalised
+  sparse rows, far worse than the whitened path's at large features (1e4), where the
+  dense routes remain the tools.
+
 Recovery without ``(I + AG)^{-1}``: from ``(I + AG) nu = Yv`` and ``G nu = Y H v``,
 ``nu = Yv - A Y (Hv)``; the margins are ``gamma = Hv`` and ``||w||^2 = nu^T Y (Hv)``.
 
@@ -170,7 +183,8 @@ def choose_method(prob, options=()):
 
 def _dcd_method(prob, tol, max_iter, random_state, warm_start, **options):
     """``method="dcd"``: options ``shrinking`` (True), ``polish`` (True), ``path``
-    (``"auto"``/``"gram"``/``"linear"``)."""
+    (``"auto"``/``"gram"``/``"linear"``/``"split"``; ``"auto"`` is ``"split"`` under
+    :func:`use_split`'s rule, else the whitened ``"linear"`` or ``"gram"``)."""
     gap_tol = _dcd.DEFAULT_GAP_TOL if tol is None else None
     _, tol, max_iter = _common.check_common("dcd", METHODS, tol, max_iter, _dcd.DEFAULT_TOL,
                                             None)
@@ -184,12 +198,18 @@ def _dcd_method(prob, tol, max_iter, random_state, warm_start, **options):
     if options:
         raise ValueError(f"unknown options {sorted(options)} for the {type(prob).__name__} "
                          "DCD solver")
+    if path == "split" or (path in (None, "auto") and use_split(prob)):
+        return _split_method(prob, tol, max_iter, random_state, warm_start, shrinking,
+                             polish, gap_tol)
     # whitening costs O(m d^2 + d^3) and d x d memory, H costs O(m^2 d + m^3) and m x m:
     # the linear path unless d > m with a variance term (then H is the smaller matrix);
     # H is not a kernel matrix, so there is no bounded-cache path
     d = prob.X.shape[1]
     whiten_ok = odml_params(prob)[1] == 0.0 or d <= prob.m
     auto_linear = whiten_ok or path not in (None, "auto")   # an explicit path is honoured
+    if path not in (None, "auto", "gram", "linear"):
+        raise ValueError(f"path must be one of ['auto', 'gram', 'linear', 'split']; got "
+                         f"{path!r}")
     path = _K.choose_path(prob, path, allowed=("gram", "linear") if auto_linear else ("gram",))
     t0 = time.perf_counter()
     m, y = prob.m, prob.y
@@ -234,6 +254,51 @@ def _dcd_method(prob, tol, max_iter, random_state, warm_start, **options):
     info["whitened"] = path == "linear" and L is not None
     return _dcd.dcd_solution(objective, coef, variables, info, t0,
                          f"{type(prob).__name__} DCD", prob=prob)
+
+
+#: the automatic choice takes the split path (:func:`use_split`) for sparse data whose dense
+#: route would hold more than this many bytes
+SPLIT_DENSE_BYTES = 2.0**28
+
+
+def use_split(prob):
+    """The automatic rule of the split path (:mod:`fast._odml_split`): the linear kernel,
+    sparse ``X`` and a variance term (``mu1 > 0``; without it the whitened data are ``X``
+    itself), when the dense route the DCD would otherwise take, the whitened m x d data with
+    ``X^T X`` and its factor (``d <= m``) or the m x m ``H`` with its Gram and factor
+    (``d > m``), would hold more than :data:`SPLIT_DENSE_BYTES`."""
+    if not (prob.kernel.is_linear and sp.issparse(prob.X)) or odml_params(prob)[1] == 0.0:
+        return False
+    m, d = prob.X.shape
+    dense = 8.0 * (2.0 * m * d + 3.0 * d * d) if d <= m else 40.0 * m * m
+    return dense > SPLIT_DENSE_BYTES
+
+
+def _split_method(prob, tol, max_iter, random_state, warm_start, shrinking, polish, gap_tol):
+    """``path="split"`` of the DCD (linear kernel, any ``X``; a dense ``X`` is run on CSR):
+    the coordinate descent over the hinge multipliers and the variance's multiplier
+    ``rho`` of :mod:`fast._odml_split`, without whitening. The Solution carries the
+    family's multiplier (``alpha``, LDM's ``beta``), ``w`` and ``coef = Yv - R rho``
+    (``w = X^T coef``); ``rho`` is not returned (a warm start takes it at its optimum for
+    the warm start's ``w``)."""
+    if not prob.kernel.is_linear:
+        raise ValueError(f"path='split' needs the linear kernel; got kernel={prob.kernel!r}")
+    from . import _odml_split
+
+    box = prob.box_dual
+    alpha0 = _dcd.warm_box(warm_start, box, prob.m)
+    w0 = None
+    if warm_start is not None and hasattr(warm_start, "variables"):
+        w = warm_start.variables.get("w")
+        if w is not None and np.shape(w) == (prob.X.shape[1],) and np.all(np.isfinite(w)):
+            w0 = np.asarray(w, dtype=np.float64)
+    t0 = time.perf_counter()
+    alpha, w, coef, objective, info = _odml_split.solve(
+        prob, tol, max_iter, random_state, alpha0, w0=w0, shrinking=shrinking, polish=polish,
+        gap_tol=gap_tol)
+    info["method"] = "dcd"
+    return _dcd.dcd_solution(objective, coef, {box.names[0]: alpha, "w": w}, info, t0,
+                             f"{type(prob).__name__} DCD (split path)", prob=prob)
 
 
 def _solve_smo(prob, tol, max_iter, random_state, warm_start, cache_size=None, path=None,

@@ -126,6 +126,12 @@ def _woodbury_apply(PGu, y, coef, L, u):
     return u - coef * t
 
 
+#: the certificate of a linear ODML / LDM on sparse features of more than this many columns
+#: takes the split dual value (:meth:`_MarginDistributionProblem.split_dual_value`) instead
+#: of the exact one through the dense d x d ``I + F^T A F`` (128 MB at this size)
+SPLIT_CERT_MIN_D = 4096
+
+
 # ---------------------------------------------------------------------------------------
 # The shared machinery of ODML and LDM (one problem, two parametrisations)
 # ---------------------------------------------------------------------------------------
@@ -342,13 +348,45 @@ class _MarginDistributionProblem(BiasFeature, BinaryProblem):
         return fnorm(grad), scale, grad
 
     # ---- KKT ---------------------------------------------------------------------------
+    def _split_dual_applies(self):
+        """Whether the certificate takes :meth:`split_dual_value`: the linear kernel on sparse
+        features of more than :data:`SPLIT_CERT_MIN_D` columns, where :meth:`dual_value`'s
+        dense d x d ``I + F^T A F`` and its Cholesky would dwarf the data (rcv1's 47,000
+        features: 18 GB). Elsewhere the exact ``D_max`` stays."""
+        return (self.kernel.is_linear and sp.issparse(self.F)
+                and self.F.shape[1] > SPLIT_CERT_MIN_D)
+
+    def split_dual_value(self, w, dual):
+        """A dual value at the primal point ``w`` without a d x d or m x m array, O(nnz):
+        the split dual (the margin variance ``1/2 ||s||^2``, ``s = R F w``, ``R = sqrt(c) P``,
+        ``c`` = ``_A_coef``, with the equality ``s = R F w`` dualized by a free multiplier
+        ``rho``; :mod:`fast._odml_split` derives it)
+
+        ``D(mult, rho) = e^T mult - 1/2 ||F^T (Yv - R rho)||^2 - 1/2 ||rho||^2``
+
+        at ``rho = R F w``, the variance multiplier the point gives:
+        ``D = e^T mult - 1/2 ||F^T (Yv - c P F w)||^2 - c/2 ||P F w||^2``. For every ``mult``
+        in the box and every ``rho`` it is a lower bound of the primal optimum (weak duality:
+        it is the Lagrangian minimised over ``w``, the slacks and ``s``), at most
+        :meth:`dual_value` (its maximum over ``rho``), and equal to it when ``w`` is the
+        point ``mult`` gives (the optimum). A pure function of (problem, point, dual)."""
+        a = self._mult(dual)
+        F, y, m, c = self.F, self.y, self.m, self._A_coef
+        Fw = np.asarray(F @ np.asarray(w, dtype=float)).ravel()
+        pfw = Fw - y * (y @ Fw) / m                                # P F w
+        wd = np.asarray(F.T @ (y * self._v(a) - c * pfw)).ravel()
+        return float(np.sum(a) - 0.5 * float(wd @ wd) - 0.5 * c * float(pfw @ pfw))
+
     def _dual_value_at(self, point, dual):
-        """In the representer form, a lower bound of the dual function instead of ``D_max``
+        """With many sparse features (:meth:`_split_dual_applies`), the split dual value at
+        the point (:meth:`split_dual_value`). In the representer form, a lower bound of the dual function instead of ``D_max``
         (which needs ``(I + AG)^{-1}``, O(m^3)): ``L(w, mult) - 1/2 ||grad_w L||^2``, since
         ``L`` is quadratic in ``w`` with Hessian ``I + _A_coef F^T P F >= I``; it equals
         ``D_max`` at a stationary ``w``. ``L(w, mult) = P(w) - _upper sum xi + mult^T (e -
         gamma)`` (the slacks' terms cancel for ``mult`` in its box)."""
         w = point[0]
+        if not isinstance(w, FeatureVector) and self._split_dual_applies():
+            return self.split_dual_value(w, dual)
         if not isinstance(w, FeatureVector):
             return self._dual_value(dual)
         a = self._mult(dual)

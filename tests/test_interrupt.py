@@ -103,6 +103,9 @@ CHILD = textwrap.dedent('''
         "ODML asgd": (lambda m: rm.ODML(*binary(m, 50), lam=64.0, mu1=0.5, mu2=0.3), 300,
                       100000, dict(method="asgd", tol=1e-12, max_iter=10000, random_state=0),
                       dict(max_iter=1)),
+        "ODML dcd split": (lambda m: rm.ODML(*binary(m, 40), lam=64.0, mu1=0.5, mu2=0.3),
+                           300, 150000, dict(method="dcd", path="split", random_state=0),
+                           dict(max_iter=2)),
         "McODM bcd": (lambda m: rm.McODM(*multi(m, 50, 5), lam=64.0, mu=0.5, theta=0.3),
                       300, 60000, dict(random_state=0, max_outer=1), dict(max_iter=1)),
         "ODM kernel newton": (lambda m: rm.ODM(*binary(m, 10), lam=2.0**16, mu=0.5,
@@ -154,7 +157,7 @@ CHILD = textwrap.dedent('''
 #: second of the solve is set-up rather than the solver's loop (LDM's Woodbury factor)
 CASES = {"SVM dcd linear": DELAY, "ODM dcd kernel cache": DELAY, "SVM smo": DELAY,
          "LDM smo": 3.0, "SVMm smo": DELAY, "ODM tron": DELAY, "ODM svrg": DELAY,
-         "ODML asgd": DELAY, "McODM bcd": DELAY, "MKLm smo": DELAY,
+         "ODML asgd": DELAY, "ODML dcd split": DELAY, "McODM bcd": DELAY, "MKLm smo": DELAY,
          "ODM kernel newton": DELAY, "DRR apg": DELAY,
          # its first seconds build the Gram (interruptible too); then the factorisation
          "DRM closed form": 6.0}
@@ -251,6 +254,10 @@ def _cases():
                         dict(method="dcd", random_state=2)),
         "LDM dcd raw": (lambda: rm.LDM(Xr, yr, C=2.0, lam1=0.5, lam2=0.5),
                         dict(method="dcd", random_state=3)),
+        "ODML dcd split csr": (lambda: rm.ODML(Xs, y, lam=8.0, mu1=0.5, mu2=0.3),
+                               dict(method="dcd", path="split", random_state=2)),
+        "LDM dcd split": (lambda: rm.LDM(X, y, C=0.05, lam1=2.0, lam2=0.5),
+                          dict(path="split", random_state=3)),
         "SVM smo": (lambda: rm.SVM(X, y, C=4.0, kernel=R, fit_intercept=True), {}),
         "SVM smo cache": (lambda: rm.SVM(X, y, C=64.0, kernel=R, fit_intercept=True),
                           dict(cache_size=0.05)),

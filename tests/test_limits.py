@@ -114,18 +114,25 @@ def test_a_kernel_odml_whose_dense_h_cannot_fit_is_refused_before_it_is_built(mo
 
 @pytest.mark.parametrize("family", ["ODML", "LDM"])
 def test_whitening_of_sparse_data_is_refused_early_with_the_estimate(family, monkeypatch):
-    """The linear ODML/LDM solver whitens the data (dense ``m x d`` whatever ``X`` is): where
-    that cannot fit, a MemoryError with the estimate comes before any dense array."""
+    """The whitened path of the linear ODML/LDM solver (dense ``m x d`` whatever ``X`` is),
+    asked for where it cannot fit: a MemoryError with the estimate before any dense array."""
     import scipy.sparse as sp
 
     import fast
 
     monkeypatch.setattr(_numeric, "_available_memory", lambda: 2e9)
     # (d < m: with more features than points the solver takes the m x m path instead)
-    X = sp.random(20_000, 10_000, density=1e-4, random_state=0, format="csr")
+    # 20,000 stored entries at random places (scipy's sp.random with an integer seed
+    # permutes all 2e8 places to draw them: half a minute)
+    r = np.random.default_rng(0)
+    X = sp.csr_matrix((r.normal(size=20_000), (r.integers(0, 20_000, 20_000),
+                                               r.integers(0, 10_000, 20_000))),
+                      shape=(20_000, 10_000))
     y = np.where(np.arange(20_000) % 2, 1, -1)
     prob = (rm.ODML(X, y, lam=8.0, mu1=0.5, mu2=0.1) if family == "ODML"
             else rm.LDM(X, y, C=1.0, lam1=0.5, lam2=0.1))
     with pytest.raises(MemoryError, match=r"whitened data .* 20,000 x 10,000.* needs about "
                                           r"5\.6 GB .*reduce d"):
-        fast.solve(prob, method="dcd")
+        fast.solve(prob, method="dcd", path="linear")
+    # the automatic choice takes the split path there (no whitening): fast/_odml_split.py
+    assert fast.odml.use_split(prob)
