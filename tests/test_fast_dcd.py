@@ -282,7 +282,9 @@ def _sparse_binary(seed, m, d, per_row, flip=0.0):
     import scipy.sparse as sp
 
     rng = np.random.default_rng(seed)
-    X = sp.random(m, d, density=per_row / d, random_state=seed, format="csr")
+    # (a Generator: with an integer seed, sp.random permutes all m d places, seconds)
+    X = sp.random(m, d, density=per_row / d, random_state=np.random.default_rng(seed),
+                  format="csr")
     y = np.where(X @ rng.normal(size=d) + 0.1 * rng.normal(size=m) > 0, 1.0, -1.0)
     y[rng.random(m) < flip] *= -1
     return X, y
