@@ -18,8 +18,22 @@ import numpy as np
 from . import _common, _dcd, _smo_run
 from . import _kernels as _K
 
-#: the SMO's kernel-row cache by default (MB; ``cache_size`` overrides it)
-SMO_CACHE_MB = 200.0
+def default_cache_mb(m):
+    """The SMO's kernel-row cache when the caller gives no ``cache_size``: the whole Gram
+    when it is within :data:`fast._kernels.AUTO_GRAM_MB` (filled lazily), else that budget,
+    bounded by half the memory available and at least the SMO's usual 200 MB
+    (:data:`fast._common.DEFAULT_CACHE_MB`). ODM's multipliers are nonzero at most points
+    and none is bounded above, so the active set stays a large share of the points and the
+    hits grow with the share of their rows the cache holds (validation/decisions.md); the
+    size changes the time, never the point (a row is computed the same way, cached or
+    not)."""
+    from refmodels._numeric import _available_memory
+
+    mb = min(_K.AUTO_GRAM_MB, 8.0 * m * m / 2**20)
+    avail = _available_memory()
+    if avail is not None:
+        mb = min(mb, 0.5 * avail / 2**20)
+    return max(mb, _common.DEFAULT_CACHE_MB)
 
 
 def solve_smo(prob, tol, max_iter, warm_start, cache_size, options):
@@ -29,8 +43,8 @@ def solve_smo(prob, tol, max_iter, warm_start, cache_size, options):
     as the DCD does); ``max_iter``: SMO iterations (default ``max(3 10**5, 200 m)``: a crawl
     ends with a ConvergenceWarning); ``warm_start``: ``zeta``, ``beta`` >= 0 (any Solution
     of the problem, a dict or an array); ``cache_size``: megabytes of kernel rows (default
-    :data:`SMO_CACHE_MB`; rows are computed the same way whatever the size, so it changes
-    the time, not the point); ``options``: ``shrinking`` (True) and ``polish`` (None: on with
+    :func:`default_cache_mb`; rows are computed the same way whatever the size, so it
+    changes the time, not the point); ``options``: ``shrinking`` (True) and ``polish`` (None: on with
     the default ``tol``). Deterministic."""
     t0 = time.perf_counter()
     m, y = prob.m, np.asarray(prob.y, dtype=np.float64)
@@ -40,7 +54,8 @@ def solve_smo(prob, tol, max_iter, warm_start, cache_size, options):
         # (the DCD's default: the slack stationarity of eq. 14 to 1e-8, see _dcd_method)
         tol = _dcd.DEFAULT_TOL * min(1.0, *(float(g) for g in box.dg))
     tol, max_iter, cache_size, shrinking, polish = _smo_run.check_options(
-        tol, max_iter, SMO_CACHE_MB if cache_size is None else cache_size, 2 * m, options)
+        tol, max_iter, default_cache_mb(m) if cache_size is None else cache_size, 2 * m,
+        options)
     z0 = _smo_run.warm_box(warm_start, box, m)
     source = _K.row_source(prob, cache_size)
     pt, s, p, u, dg = _smo_run.box_arrays(box, y, diag=True)
