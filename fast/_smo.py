@@ -137,6 +137,18 @@ DEFAULT_MIN_ITER = 300_000
 #   ``u > 0``) would be shrunk by LIBSVM's rule, so every free variable stays active and
 #   the reconstruction ``f_i = fbar_i + sum_{active j} K_ij nu^free_j`` is exact.
 #
+# A diagonal per copy (ODM's box dual: ``+ 1/2 sum_t dg_t alpha_t^2``, the ``(m, k)`` array
+# ``diag`` (``D``)): ``G_t = p_t + s_t f_i + dg_t alpha_t``. The extra term changes only with
+# the copy's own ``alpha``, so it is kept where ``p_t`` is: ``UP`` and ``LOW`` read
+# ``p_t + dg_t alpha_t`` (:func:`fast._smo_newton._point_bounds`) and the scans above hold
+# as they are; a single step's curvature is ``K_ii + dg_t``, a pair's
+# ``K_ii + K_jj - 2 K_ij + dg_i + dg_j`` (``dg_i + dg_j`` for two copies of one point, along
+# which ``nu`` does not move), so the pair scan for ``j`` runs over the copies
+# (:func:`fast._smo_steps._select`). ``f``, ``fbar`` and the reconstruction are unchanged
+# (``f = K nu`` only); an upper bound may be ``inf`` (never reached: ``fbar`` stays 0).
+# Every reading of ``D`` is skipped where it is 0, so that a dual without a diagonal runs
+# the very same floating-point operations as before it existed.
+#
 # Points whose copies are all pinned (``u = 0``) are placed after all others and never
 # enter the active set. The state is an ``SMOState`` of arrays allocated by the driver
 # (:func:`new_state`) and filled by :func:`_setup_layout`, so that it lives between the
@@ -153,15 +165,18 @@ DEFAULT_MIN_ITER = 300_000
 # iteration count, the shrinking counters, ...) are in the ``ctl`` array (slots ``K_...``)
 # and ``fctl`` (``F_...``).
 SMOState = namedtuple("SMOState", "point var alpha sign lin upper kdiag f fbar up low nu nubar "
-                                  "Knu Knubar cf")
+                                  "Knu Knubar cf diag")
 #: the dual in the caller's order (:func:`smo_solve`): variable ``t`` on point ``pt[t]`` with
-#: sign ``s[t]``, linear term ``p[t]`` and box ``[0, u[t]]``; ``kdiag`` the kernel's diagonal
-#: by point; ``alpha`` the point (feasible on entry, written when the run is done) and ``G``
-#: where the gradient ``Q alpha + p`` is written then
-SMODual = namedtuple("SMODual", "pt s p u kdiag alpha G")
+#: sign ``s[t]``, linear term ``p[t]``, box ``[0, u[t]]`` (``u`` may be ``inf``) and diagonal
+#: ``dg[t]`` (see "a diagonal per copy" below; zeros but for ODM); ``kdiag`` the kernel's
+#: diagonal by point; ``alpha`` the point (feasible on entry, written when the run is done)
+#: and ``G`` where the gradient ``Q alpha + p + dg * alpha`` is written then
+SMODual = namedtuple("SMODual", "pt s p u kdiag alpha G dg")
 #: the options of a run: the equality ``s^T alpha = 0`` (``has_eq``), the tolerance on the
-#: maximal KKT violation, the iteration cap, shrinking, and the Newton steps on the free set
-SMOOptions = namedtuple("SMOOptions", "has_eq tol max_iter shrinking newton")
+#: maximal KKT violation, the iteration cap, shrinking, the Newton steps on the free set, and
+#: whether some copy has a diagonal (``has_dg``: the working-set selection's pair scan then
+#: runs over the copies)
+SMOOptions = namedtuple("SMOOptions", "has_eq tol max_iter shrinking newton has_dg")
 
 #: slots of ``ctl`` (int64), the run's scalars between two calls of :func:`_smo_chunk`: the
 #: program counter (:data:`PC_SETUP` ...), iterations, shrinking counter, LIBSVM's
@@ -276,9 +291,10 @@ def _setup_layout(dual, st):
     loops: each other allocation signature compiles an implementation of its own on a cold
     start.)"""
     pt, s, p, u, QD_pt, alpha = dual.pt, dual.s, dual.p, dual.u, dual.kdiag, dual.alpha
+    dg = dual.dg
     m = QD_pt.shape[0]
     n = pt.shape[0]
-    pidx, vid, A, S, P, U = st.point, st.var, st.alpha, st.sign, st.lin, st.upper
+    pidx, vid, A, S, P, U, D = st.point, st.var, st.alpha, st.sign, st.lin, st.upper, st.diag
     k = A.shape[1]
     cnt = np.empty(m, dtype=np.int64)
     live = np.empty(m, dtype=np.int64)          # 1: the point has a copy with u > 0
@@ -308,6 +324,7 @@ def _setup_layout(dual, st):
             S[q, b] = 1.0
             P[q, b] = 0.0
             U[q, b] = 0.0
+            D[q, b] = 0.0
     fill = cnt                                  # (the copies placed so far)
     for t in range(n):
         q = pos[pt[t]]
@@ -318,6 +335,7 @@ def _setup_layout(dual, st):
         S[q, b] = s[t]
         P[q, b] = p[t]
         U[q, b] = u[t]
+        D[q, b] = dg[t]
     QD = st.kdiag
     for q in range(m):
         QD[q] = QD_pt[pidx[q]]
@@ -368,7 +386,7 @@ def _setup_finish(st):
     for q in range(pidx.shape[0]):
         f[q] = Kc[pidx[q]]
         fbar[q] = Kcb[pidx[q]]
-        _point_bounds(q, st.alpha, st.sign, st.lin, st.upper, st.up, st.low)
+        _point_bounds(q, st.alpha, st.sign, st.lin, st.upper, st.diag, st.up, st.low)
 
 
 def new_state(pt, m):
@@ -379,7 +397,7 @@ def new_state(pt, m):
     e1, e2 = (lambda: np.empty(m)), (lambda: np.empty((m, k)))
     return SMOState(np.empty(m, dtype=np.int64), np.empty((m, k), dtype=np.int64), e2(),
                     e2(), e2(), e2(), e1(), e1(), e1(), e1(), e1(), e1(), e1(), e1(), e1(),
-                    e1())
+                    e1(), e2())
 
 
 @njit(cache=True, no_cfunc_wrapper=True)
@@ -389,7 +407,7 @@ def _wss(dual, src, stats, st):
     _setup_rows(st, 0, src, stats, 0.0, np.inf, 0.0)
     _setup_finish(st)
     iq, ib, jq, jb, viol = _select(step_vars(st), np.bool_(True), n_live, np.bool_(False),
-                                   -np.inf, np.int64(-1), src, stats)
+                                   -np.inf, np.int64(-1), src, stats, np.bool_(False))
     i = st.var[iq, ib] if iq >= 0 else -1
     j = st.var[jq, jb] if jq >= 0 else -1
     return i, j, viol
@@ -399,14 +417,16 @@ def wss_variables(pt, s, p, u, alpha, QD_pt, src, stats):
     """The working set :func:`smo_solve` picks at ``alpha`` (all variables active), as the
     caller's variable indices: ``(i, j, m(alpha) - M(alpha))`` (``j = -1``: none)."""
     st = new_state(pt, QD_pt.shape[0])
-    return _wss(SMODual(pt, s, p, u, QD_pt, alpha, np.empty(alpha.shape[0])), src, stats, st)
+    return _wss(SMODual(pt, s, p, u, QD_pt, alpha, np.empty(alpha.shape[0]),
+                        np.zeros(alpha.shape[0])), src, stats, st)
 
 
 def smo_solve(pt_in, s_in, p_in, u_in, QD_pt, alpha_in, has_eq, tol, max_iter, shrinking, src,
-              stats, newton=True):
+              stats, newton=True, dg=None):
     """Run the SMO in place on ``alpha_in`` (feasible on entry); returns
-    ``(n_iter, reached_max_iter, violation, G)`` with the full gradient ``G = Q alpha + p``
-    (in the caller's order).
+    ``(n_iter, reached_max_iter, violation, G)`` with the full gradient
+    ``G = Q alpha + p + dg * alpha`` (in the caller's order; ``dg`` the copies' diagonal,
+    None: none).
 
     The variables are regrouped by point (:func:`_setup_layout`; the state is kept per
     point, see above) and, as in LIBSVM, the points are kept in an order where the active
@@ -422,9 +442,12 @@ def smo_solve(pt_in, s_in, p_in, u_in, QD_pt, alpha_in, has_eq, tol, max_iter, s
     ctl = np.zeros(N_KCTL, dtype=np.int64)
     fctl = np.zeros(N_FCTL)
     G_out = np.empty(alpha_in.shape[0])
-    dual = SMODual(pt_in, s_in, p_in, u_in, QD_pt, alpha_in, G_out)
+    has_dg = dg is not None and bool(np.any(dg != 0.0))
+    dg = (np.ascontiguousarray(dg, dtype=np.float64) if has_dg
+          else np.zeros(alpha_in.shape[0]))
+    dual = SMODual(pt_in, s_in, p_in, u_in, QD_pt, alpha_in, G_out, dg)
     opt = SMOOptions(np.bool_(has_eq), float(tol), int(max_iter), np.bool_(shrinking),
-                     np.bool_(newton))
+                     np.bool_(newton), np.bool_(has_dg))
     while _smo_chunk(dual, opt, src, stats, st, ctl, fctl, _chunk.budget()) == PAUSED:
         pass                          # (between two calls: where Ctrl-C is raised)
     if not (np.all(np.isfinite(G_out)) and np.all(np.isfinite(alpha_in))):
@@ -462,7 +485,7 @@ def _smo_chunk(dual, opt, src, stats, st, ctl, fctl, budget):
     stopped: at the top of an iteration, in the setup's sum of kernel rows, or in a gradient
     reconstruction (:func:`_reconstruct`); a Newton step or a shrinking round is never cut."""
     u_in, alpha_in = dual.u, dual.alpha
-    has_eq, tol, max_iter, shrinking, newton = opt
+    has_eq, tol, max_iter, shrinking, newton, has_dg = opt
     n = alpha_in.shape[0]
     m = dual.kdiag.shape[0]
     pidx, A, U = st.point, st.alpha, st.upper
@@ -575,7 +598,7 @@ def _smo_chunk(dual, opt, src, stats, st, ctl, fctl, budget):
         misses = stats[ROW_MISS]
         if go == G_CONV:
             iq, ib, jq, jb, viol = _select(v, has_eq, active_size, np.bool_(False), Gmax,
-                                           imax, src, stats)
+                                           imax, src, stats, has_dg)
             if viol <= tol or jq < 0:
                 _start_recon(ctl, active_size, n_live, 1, N_FINAL1)
                 continue
@@ -583,7 +606,7 @@ def _smo_chunk(dual, opt, src, stats, st, ctl, fctl, budget):
             counter = 1
         else:
             iq, ib, jq, jb, viol = _select(v, has_eq, active_size, have_up, Gmax, imax, src,
-                                           stats)
+                                           stats, has_dg)
             if viol <= tol or jq < 0:
                 # (a NaN violation is not a stop: it is caught at the stop on all points)
                 _start_recon(ctl, active_size, n_live, 1,
@@ -610,7 +633,7 @@ def _smo_chunk(dual, opt, src, stats, st, ctl, fctl, budget):
         if not has_eq and (it & 1) == 0:
             # beyond LIBSVM: every other step, WSS3's pair step (a feasible direction here too)
             pq, pb, qq, qb, pv = _select(v, yes, active_size, np.bool_(False), Gmax, imax,
-                                         src, stats)
+                                         src, stats, has_dg)
             if qq >= 0 and pv > 0.0:
                 iq, ib, jq, jb, pair = pq, pb, qq, qb, True
         fi = A[iq, ib] > 0.0 and A[iq, ib] < U[iq, ib]
@@ -650,14 +673,14 @@ def _finish(st, n_live, has_eq, dual, fctl):
     live points into ``fctl[F_VIOL]``, ``alpha`` and the full gradient in the caller's order
     (into ``dual.alpha``, ``dual.G``)."""
     alpha_in, G_out = dual.alpha, dual.G
-    A, S, P, U, f = st.alpha, st.sign, st.lin, st.upper, st.f
+    A, S, P, U, D, f = st.alpha, st.sign, st.lin, st.upper, st.diag, st.f
     if has_eq:
         g1, g2 = _violations(n_live, f, st.up, st.low)
         viol = g1 + g2
         if not viol > 0.0:
             viol = 0.0
     else:
-        viol = _select_single(n_live, f, A, S, P, U, st.kdiag)[2]
+        viol = _select_single(n_live, f, A, S, P, U, D, st.kdiag)[2]
     fctl[F_VIOL] = viol
     for q in range(A.shape[0]):
         for b in range(A.shape[1]):
@@ -665,3 +688,5 @@ def _finish(st, n_live, has_eq, dual, fctl):
             if t >= 0:
                 alpha_in[t] = A[q, b]
                 G_out[t] = P[q, b] + S[q, b] * f[q]
+                if D[q, b] != 0.0:
+                    G_out[t] += D[q, b] * A[q, b]

@@ -21,14 +21,21 @@ _POLISH = 6
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _point_bounds(q, A, S, P, U, UP, LOW):
-    """``UP[q]`` (max ``-s_t p_t`` over the copies in ``I_up``) and ``LOW[q]`` (max
-    ``s_t p_t`` over the copies in ``I_low``), ``-inf`` when there is none."""
+def _point_bounds(q, A, S, P, U, D, UP, LOW):
+    """``UP[q]`` (max ``-s_t (p_t + dg_t alpha_t)`` over the copies in ``I_up``) and
+    ``LOW[q]`` (max ``s_t (p_t + dg_t alpha_t)`` over the copies in ``I_low``), ``-inf`` when
+    there is none: the part of ``-+s_t G_t`` that changes only with the point's own
+    multipliers (``D`` the copies' diagonal ``dg``; a copy with ``dg = 0`` reads ``p_t``
+    alone, exactly as without a diagonal)."""
     up = -np.inf
     low = -np.inf
     for b in range(A.shape[1]):
         a = A[q, b]
-        v = S[q, b] * P[q, b]
+        pb = P[q, b]
+        d = D[q, b]
+        if d != 0.0:
+            pb = pb + d * a
+        v = S[q, b] * pb
         if S[q, b] > 0.0:
             if a < U[q, b] and -v >= up:
                 up = -v
@@ -103,9 +110,10 @@ def _newton(st, active_size, has_eq, src, stats, budget):
     r)``, ``r`` the number of free variables it worked on (0 when it did not start).
 
     The free variables (at most one per point, else nothing is done) are moved to the
-    minimiser of the dual on their face, ``K_FF dnu + b e = -s_t p_t - f_F`` with
-    ``e^T dnu = 0`` (``dnu`` the change of ``nu`` at the free points, ``b`` the intercept;
-    without the equality ``b = 0``), by a Cholesky factorisation of ``K_FF``. When the
+    minimiser of the dual on their face, ``(K_FF + D_F) dnu + b e = -s_t (p_t + dg_t
+    alpha_t) - f_F`` with ``e^T dnu = 0`` (``dnu`` the change of ``nu`` at the free points,
+    ``b`` the intercept; without the equality ``b = 0``; ``D_F`` the free copies' diagonal
+    ``dg``, zero without one), by a Cholesky factorisation of ``K_FF + D_F``. When the
     step leaves the box it is cut at the first bound met, that variable is fixed there and
     the face's problem solved again (a primal active-set method, at most 8 rounds); every
     step decreases the dual objective (convexity). Bound variables are not freed: the SMO
@@ -115,7 +123,7 @@ def _newton(st, active_size, has_eq, src, stats, budget):
     exceeds ``budget``. ``st`` is the core's :data:`fast._smo.SMOState`.
     """
     pidx, f, fbar, UP, LOW = st.point, st.f, st.fbar, st.up, st.low
-    A, S, P, U = st.alpha, st.sign, st.lin, st.upper
+    A, S, P, U, D = st.alpha, st.sign, st.lin, st.upper, st.diag
     k = A.shape[1]
     fq = np.empty(active_size, dtype=np.int64)
     fb = np.empty(active_size, dtype=np.int64)
@@ -150,6 +158,12 @@ def _newton(st, active_size, has_eq, src, stats, budget):
         sg[a] = S[q, b]
         tgt[a] = -S[q, b] * P[q, b]
         g[a] = f[q]
+        d = D[q, b]
+        if d != 0.0:
+            # a copy's diagonal: in dnu (dalpha = s dnu) the Hessian gains dg on its
+            # diagonal and the gradient dg alpha (kept in tgt, g tracking f + H dnu)
+            Kff[a, a] += d
+            tgt[a] -= S[q, b] * d * a0[a]
     dnu = np.empty(r)
     fixed = np.empty(r, dtype=np.int64)     # 1: fixed at a bound by the ratio test
     for a in range(r):
@@ -209,7 +223,7 @@ def _newton(st, active_size, has_eq, src, stats, budget):
         if block < 0:
             break
         fixed[block] = 1
-    # the change of the dual objective, sum_a (f_a + s_a p_a) dnu_a + 1/2 dnu^T K_FF dnu
+    # the change of the dual objective, sum_a (f_a - tgt_a) dnu_a + 1/2 dnu^T (K_FF + D_F) dnu
     change = 0.0
     for a in range(r):
         change += dnu[a] * (f[fq[a]] - tgt[a] + 0.5 * (g[a] - f[fq[a]]))
@@ -232,6 +246,6 @@ def _newton(st, active_size, has_eq, src, stats, budget):
             for t in range(active_size):
                 f[t] += d * row[pidx[t]]
             _update_fbar(a0[a] >= ua, new >= ua, sg[a] * ua, row, pidx, fbar)
-        _point_bounds(q, A, S, P, U, UP, LOW)
+        _point_bounds(q, A, S, P, U, D, UP, LOW)
     stats[_POLISH] += 1
     return True, r

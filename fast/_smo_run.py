@@ -152,7 +152,7 @@ def generic_gap(s, p, u, alpha, G, b, pt, m):
     return P, P - D
 
 
-def newton_polish(source, pt, s, u, alpha, G, b, has_eq, budget, ipm_budget=0.0):
+def newton_polish(source, pt, s, u, alpha, G, b, has_eq, budget, ipm_budget=0.0, dg=None):
     """Active-set Newton refinement on the free set, the equality kept; ``alpha`` in place.
 
     The SMO's convergence is linear and can crawl on ill-conditioned kernels (a polynomial
@@ -169,6 +169,10 @@ def newton_polish(source, pt, s, u, alpha, G, b, has_eq, budget, ipm_budget=0.0)
     interior-point method solves it in 33 factorisations (the point certifies). Kept only if it lowers the dual objective; the
     SMO then resumes from it and alone decides the stop. Returns ``"ipm"`` or
     ``"active_set"`` if kept (the method used), else ``""``.
+
+    ``dg`` (the copies' diagonal, ODM's box dual): the QP's matrix is ``Q_FF + diag(dg_F)``
+    (``G`` includes ``dg * alpha``); the interior point, which scales every variable by its
+    box, is not used when an upper bound in ``F`` is infinite (the active set is).
     """
     mult = G + b * s if has_eq else G
     free = (alpha > 0.0) & (alpha < u)
@@ -180,12 +184,15 @@ def newton_polish(source, pt, s, u, alpha, G, b, has_eq, budget, ipm_budget=0.0)
         return ""
     step = 4.0 * float(nF) ** 3
     ipm = (step * IPM_BELOW > budget
-           and IPM_STEPS_EXPECTED * IPM_STEP_COST * float(nF) ** 3 <= ipm_budget)
+           and IPM_STEPS_EXPECTED * IPM_STEP_COST * float(nF) ** 3 <= ipm_budget
+           and bool(np.all(np.isfinite(u[F]))))
     if not ipm and step > budget:
         return ""
     sF = s[F]
     Q = sF[:, None] * source.block(pt[F]) * sF[None, :]
     Q = 0.5 * (Q + Q.T)
+    if dg is not None:
+        Q[np.diag_indices(nF)] += dg[F]
     x0 = alpha[F].copy()
     args = (Q, G[F], x0, np.zeros(nF), u[F])
     kw = dict(seq=sF if has_eq else None, null_rel=NULL_REL if has_eq else 0.0)
@@ -219,7 +226,8 @@ def gradient_floor(G, G2, live):
 
 
 def run(source, pt, s, p, u, alpha0, has_eq, tol, max_iter, shrinking, refine=False,
-        gap_tol=1e-9, tol_min=1e-12, polish=None, gap_target=None, roundoff=False):
+        gap_tol=1e-9, tol_min=1e-12, polish=None, gap_target=None, roundoff=False, dg=None,
+        gap=None, kkt_ok=None):
     """Run the SMO; returns an :data:`SMOResult`.
 
     With ``refine`` (the default tolerance was asked for), the tolerance is divided by 100
@@ -250,10 +258,22 @@ def run(source, pt, s, p, u, alpha0, has_eq, tol, max_iter, shrinking, refine=Fa
     well-conditioned problem finishes in its first chunk (no polish, LIBSVM's
     run); an ill-conditioned one (the SMO crawling) gets the Newton steps. ``stats``
     counts the kept polishes (``info["n_polish"]``).
+
+    ``dg`` (ODM's box dual): a diagonal per variable, the dual
+    ``1/2 alpha^T (Q + diag(dg)) alpha + p^T alpha`` (:func:`fast._smo.smo_solve`; ``G``
+    then includes ``dg * alpha``); the stop at the round-off floor is not offered with it.
+    ``gap(alpha, G, b) -> (P, P - D_max)``: the family's duality gap for the refinement
+    (default :func:`generic_gap`, the hinge's primal, which a diagonal does not fit);
+    ``kkt_ok(alpha, G) -> bool``: the certificate's other residuals, which the gap does
+    not bound (ODM's stationarity in the slacks): the refinement goes on until both hold.
     """
     if polish is None:
         polish = refine
-    roundoff = bool(refine and roundoff)
+    if dg is not None and not np.any(dg):
+        dg = None                     # (no diagonal: the same run as without one)
+    if dg is not None:
+        dg = np.ascontiguousarray(dg, dtype=np.float64)
+    roundoff = bool(refine and roundoff and dg is None)
     tol_asked = tol
     if gap_target is None:
         def gap_target(P):
@@ -285,7 +305,7 @@ def run(source, pt, s, p, u, alpha0, has_eq, tol, max_iter, shrinking, refine=Fa
             stop = max(tol, floor if floor > 0.0
                        else ROUNDOFF_PRE * roundoff_bound(source, pt, s, alpha))
         it, hit, viol, G = smo_solve(pt, s, p, u, source.diag, alpha, bool(has_eq), stop,
-                                     budget, bool(shrinking), source.src, stats)
+                                     budget, bool(shrinking), source.src, stats, dg=dg)
         total += int(it)
         stage_total += int(it)
         if roundoff and viol > tol and viol <= ROUNDOFF_GATE * roundoff_bound(source, pt, s,
@@ -293,7 +313,7 @@ def run(source, pt, s, p, u, alpha0, has_eq, tol, max_iter, shrinking, refine=Fa
             # near the round-off of G: recompute it from scratch at this point (the SMO's
             # setup, no step) and measure the floor from the two
             viol2, G2 = smo_solve(pt, s, p, u, source.diag, alpha, bool(has_eq), tol, 0,
-                                  bool(shrinking), source.src, stats)[2:]
+                                  bool(shrinking), source.src, stats, dg=dg)[2:]
             floor = gradient_floor(G, G2, live)
             if viol2 <= floor and viol2 <= ROUNDOFF_MAX * tol_asked:
                 at_floor, hit, viol, G = True, False, float(viol2), G2
@@ -308,7 +328,7 @@ def run(source, pt, s, p, u, alpha0, has_eq, tol, max_iter, shrinking, refine=Fa
             # a chunk ended without reaching tol: Newton on the free set, then resume
             stats[_SHORT] += 1
             kind = newton_polish(source, pt, s, u, alpha, G, b, has_eq,
-                                 POLISH_WORK * n * total + 1e6, IPM_WORK * n * total)
+                                 POLISH_WORK * n * total + 1e6, IPM_WORK * n * total, dg=dg)
             # after an interior-point polish (a large move: the variables outside its F now
             # violate), up to IPM_FOLLOW polishes more at the new gradient before the SMO
             # resumes (SVM with intercept, RBF, magic m = 3,000, C = 2^18: each cut the
@@ -318,10 +338,11 @@ def run(source, pt, s, p, u, alpha0, has_eq, tol, max_iter, shrinking, refine=Fa
             for _ in range(IPM_FOLLOW if kind == "ipm" else 0):
                 # the gradient at the polished point (the SMO's setup, no step)
                 G = smo_solve(pt, s, p, u, source.diag, alpha, bool(has_eq), tol, 0,
-                              bool(shrinking), source.src, stats)[3]
+                              bool(shrinking), source.src, stats, dg=dg)[3]
                 b = float(intercept_from_gradient(s, u, alpha, G)) if has_eq else 0.0
                 if not newton_polish(source, pt, s, u, alpha, G, b, has_eq,
-                                     POLISH_WORK * n * total + 1e6, IPM_WORK * n * total):
+                                     POLISH_WORK * n * total + 1e6, IPM_WORK * n * total,
+                                     dg=dg):
                     break
                 stats[_POLISH] += 1
             continue
@@ -331,14 +352,17 @@ def run(source, pt, s, p, u, alpha0, has_eq, tol, max_iter, shrinking, refine=Fa
         hit_max = False
         if at_floor or not refine or tol <= tol_min:
             break
-        P, gap = generic_gap(s, p, u, alpha, G, b, pt, source.diag.shape[0])
-        if not np.isfinite(gap):
+        if gap is None:
+            P, gap_now = generic_gap(s, p, u, alpha, G, b, pt, source.diag.shape[0])
+        else:
+            P, gap_now = gap(alpha, G, b)
+        if not np.isfinite(gap_now):
             from refmodels.solution import SolverError
 
             raise SolverError(f"the SMO's duality gap is not finite (P = {P!r}, gap = "
-                              f"{gap!r}): the problem's numbers are beyond float64 at this "
-                              "scale")
-        if abs(gap) <= gap_target(P):
+                              f"{gap_now!r}): the problem's numbers are beyond float64 at "
+                              "this scale")
+        if abs(gap_now) <= gap_target(P) and (kkt_ok is None or kkt_ok(alpha, G)):
             break
         tol = max(tol / 100.0, tol_min)
         first = False
@@ -465,17 +489,21 @@ def warm_box(warm_start, box, m):
     return z0
 
 
-def box_arrays(box, y):
+def box_arrays(box, y, diag=False):
     """The general form's ``(pt, s, p, u)`` of a family's box dual ``box`` on the problem's
     Gram: variable ``k m + i`` is copy ``k`` of point ``i``, with sign ``sign_k y_i``,
-    linear term ``p_k`` and box ``[0, hi_k]``. The SMO takes neither a diagonal, nor an
-    offset of ``u``, nor another Gram (ODML / LDM expand theirs: ``fast/odml.py``)."""
-    if np.any(box.dg) or box.offset or box.metric:
-        raise ValueError("the SMO's general form takes a box dual without diagonal, offset "
-                         "or metric")
+    linear term ``p_k`` and box ``[0, hi_k]``; with ``diag``, also ``dg`` (copy ``k``'s
+    diagonal ``dg_k``: ODM's), as a fifth array. The SMO takes neither an offset of ``u``
+    nor another Gram (ODML / LDM expand theirs: ``fast/odml.py``), nor a diagonal unless
+    ``diag`` is asked (the caller then hands it to :func:`run`)."""
+    if (np.any(box.dg) and not diag) or box.offset or box.metric:
+        raise ValueError("the SMO's general form takes a box dual without offset or metric "
+                         "(and a diagonal only when asked: diag=True)")
     m = y.shape[0]
     pt = np.concatenate([np.arange(m)] * len(box.names))
     s = np.concatenate([sg * y for sg in box.sign])
     p = np.concatenate([np.full(m, pk) for pk in box.p])
     u = np.concatenate([np.full(m, hk) for hk in box.hi])
+    if diag:
+        return pt, s, p, u, np.concatenate([np.full(m, float(dk)) for dk in box.dg])
     return pt, s, p, u

@@ -28,21 +28,23 @@ _RECON, _SHRINK, _RESUME, _POLISH = 3, 4, 5, 6
 #: the arrays of the state a step reads and writes, by position ``q`` (fields of
 #: :data:`fast._smo.SMOState` of the same names): ``point`` (``pidx``), ``f``, ``fbar``,
 #: ``kdiag`` (``QD``), ``up`` (``UP``), ``low`` (``LOW``), and the ``(m, k)`` arrays ``alpha``
-#: (``A``), ``sign`` (``S``), ``lin`` (``P``), ``upper`` (``U``)
-StepVars = namedtuple("StepVars", "point f fbar kdiag up low alpha sign lin upper")
+#: (``A``), ``sign`` (``S``), ``lin`` (``P``), ``upper`` (``U``), ``diag`` (``D``: the copies'
+#: own diagonal ``dg``, zero but for ODM)
+StepVars = namedtuple("StepVars", "point f fbar kdiag up low alpha sign lin upper diag")
 
 
 @njit(cache=True, inline="always")
 def step_vars(st):
     """The :data:`StepVars` of an :data:`fast._smo.SMOState` (its arrays, not copies)."""
     return StepVars(st.point, st.f, st.fbar, st.kdiag, st.up, st.low, st.alpha, st.sign,
-                    st.lin, st.upper)
+                    st.lin, st.upper, st.diag)
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _select_single(active_size, f, A, S, P, U, QD):
+def _select_single(active_size, f, A, S, P, U, D, QD):
     """No equality constraint: the variable of largest decrease; returns
-    ``(position, copy, max violation)``."""
+    ``(position, copy, max violation)``. A copy with a diagonal ``dg = D[q, b]`` has the
+    gradient ``p + s f + dg alpha`` and the curvature ``K_qq + dg``."""
     best = -1.0
     qbest = -1
     bbest = -1
@@ -55,6 +57,13 @@ def _select_single(active_size, f, A, S, P, U, QD):
         for b in range(k):
             a = A[q, b]
             g = P[q, b] + S[q, b] * f[q]
+            qb = qd
+            d = D[q, b]
+            if d != 0.0:
+                g += d * a
+                qb = QD[q] + d
+                if qb <= TAU:
+                    qb = TAU
             v = 0.0
             if g < 0.0 and a < U[q, b]:
                 v = -g
@@ -64,13 +73,13 @@ def _select_single(active_size, f, A, S, P, U, QD):
                 continue
             if v > viol:
                 viol = v
-            a_new = a - g / qd
+            a_new = a - g / qb
             if a_new < 0.0:
                 a_new = 0.0
             elif a_new > U[q, b]:
                 a_new = U[q, b]
             d = a_new - a
-            gain = -(g * d + 0.5 * qd * d * d)
+            gain = -(g * d + 0.5 * qb * d * d)
             if gain > best:
                 best = gain
                 qbest = q
@@ -88,7 +97,7 @@ def _step_pair(v, iq, ib, jq, jb, active_size, Ki, Kj):
 
     (The caller fetches the rows: the kernel-row code is then compiled into the caller's
     module only, not again into this function's, on a cold start.)"""
-    pidx, f, fbar, QD, UP, LOW, A, S, P, U = v
+    pidx, f, fbar, QD, UP, LOW, A, S, P, U, D = v
     Ci, Cj = U[iq, ib], U[jq, jb]
     si, sj = S[iq, ib], S[jq, jb]
     Gi = P[iq, ib] + si * f[iq]
@@ -96,6 +105,15 @@ def _step_pair(v, iq, ib, jq, jb, active_size, Ki, Kj):
     ai_old, aj_old = A[iq, ib], A[jq, jb]
     ai, aj = ai_old, aj_old
     qc = QD[iq] + QD[jq] - 2.0 * Ki[pidx[jq]]
+    dsum = D[iq, ib] + D[jq, jb]
+    if dsum != 0.0:
+        # the copies' diagonals: G_t gains dg_t alpha_t, the curvature along the pair's
+        # direction dg_i + dg_j (two copies of one point: nu does not move, K's part is 0)
+        Gi += D[iq, ib] * ai
+        Gj += D[jq, jb] * aj
+        if iq == jq or qc < 0.0:
+            qc = 0.0
+        qc += dsum
     if qc <= 0.0:
         qc = TAU
     if si != sj:
@@ -142,8 +160,8 @@ def _step_pair(v, iq, ib, jq, jb, active_size, Ki, Kj):
                 aj = tot
     A[iq, ib] = ai
     A[jq, jb] = aj
-    _point_bounds(iq, A, S, P, U, UP, LOW)
-    _point_bounds(jq, A, S, P, U, UP, LOW)
+    _point_bounds(iq, A, S, P, U, D, UP, LOW)
+    _point_bounds(jq, A, S, P, U, D, UP, LOW)
     ci = si * (ai - ai_old)
     cj = sj * (aj - aj_old)
     Gmax = -np.inf
@@ -168,19 +186,25 @@ def _step_single(v, iq, ib, active_size, Ki):
     """Single-variable update (no equality) of copy ``ib`` of position ``iq`` of the state
     ``v`` (a :data:`StepVars`), the Newton step on its coordinate clipped to the box; ``Ki``
     the kernel row of its point."""
-    pidx, f, fbar, QD, UP, LOW, A, S, P, U = v
+    pidx, f, fbar, QD, UP, LOW, A, S, P, U, D = v
     q = QD[iq]
     if q <= TAU:
         q = TAU
     a_old = A[iq, ib]
     g = P[iq, ib] + S[iq, ib] * f[iq]
+    d = D[iq, ib]
+    if d != 0.0:                   # the copy's diagonal (:func:`_select_single`)
+        g += d * a_old
+        q = QD[iq] + d
+        if q <= TAU:
+            q = TAU
     a = a_old - g / q
     if a < 0.0:
         a = 0.0
     elif a > U[iq, ib]:
         a = U[iq, ib]
     A[iq, ib] = a
-    _point_bounds(iq, A, S, P, U, UP, LOW)
+    _point_bounds(iq, A, S, P, U, D, UP, LOW)
     ci = S[iq, ib] * (a - a_old)
     for t in range(active_size):
         f[t] += ci * Ki[pidx[t]]
@@ -188,7 +212,7 @@ def _step_single(v, iq, ib, active_size, Ki):
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _shrunk_copies(q, f, A, S, P, U, Gmax1, Gmax2):
+def _shrunk_copies(q, f, A, S, P, U, D, Gmax1, Gmax2):
     """LIBSVM's ``be_shrunk`` for every copy (``u > 0``) of position ``q``: the number of
     those copies if all would be shrunk, else 0 (an active point has at least one)."""
     c = 0
@@ -198,6 +222,8 @@ def _shrunk_copies(q, f, A, S, P, U, Gmax1, Gmax2):
             continue
         g = P[q, b] + S[q, b] * f[q]
         a = A[q, b]
+        if D[q, b] != 0.0:
+            g += D[q, b] * a
         if a >= uu:
             sh = (-g > Gmax1) if S[q, b] > 0.0 else (-g > Gmax2)
         elif a <= 0.0:
@@ -235,24 +261,24 @@ def _do_shrinking(st, has_eq, active_size, unshrink, tol, stats):
     kernel rows are fetched by the caller only: on a cold start the row code is not
     compiled into this function)."""
     pidx, vid, A, S, P, U = st.point, st.var, st.alpha, st.sign, st.lin, st.upper
-    QD, f, fbar, UP, LOW = st.kdiag, st.f, st.fbar, st.up, st.low
+    QD, f, fbar, UP, LOW, D = st.kdiag, st.f, st.fbar, st.up, st.low, st.diag
     if has_eq:
         Gmax1, Gmax2 = _violations(active_size, f, UP, LOW)
         close = Gmax1 + Gmax2 <= 10.0 * tol
     else:
-        M = _select_single(active_size, f, A, S, P, U, QD)[2]
+        M = _select_single(active_size, f, A, S, P, U, D, QD)[2]
         Gmax1 = Gmax2 = M
         close = M <= 10.0 * tol
     if (not unshrink) and close:
         return active_size, unshrink, True
     q = np.int64(0)        # not a literal: one compiled specialisation of the callees
     while q < active_size:
-        c = _shrunk_copies(q, f, A, S, P, U, Gmax1, Gmax2)   # (Gmax1 = Gmax2 = M without eq)
+        c = _shrunk_copies(q, f, A, S, P, U, D, Gmax1, Gmax2)   # (Gmax1 = Gmax2 = M w/o eq)
         if c > 0:
             active_size -= 1
             stats[_SHRINK] += c
             while active_size > q:
-                c = _shrunk_copies(active_size, f, A, S, P, U, Gmax1, Gmax2)
+                c = _shrunk_copies(active_size, f, A, S, P, U, D, Gmax1, Gmax2)
                 if c == 0:
                     a, z = q, active_size           # exchange positions q and active_size
                     pidx[a], pidx[z] = pidx[z], pidx[a]
@@ -267,6 +293,7 @@ def _do_shrinking(st, has_eq, active_size, unshrink, tol, stats):
                         S[a, b], S[z, b] = S[z, b], S[a, b]
                         P[a, b], P[z, b] = P[z, b], P[a, b]
                         U[a, b], U[z, b] = U[z, b], U[a, b]
+                        D[a, b], D[z, b] = D[z, b], D[a, b]
                     break
                 stats[_SHRINK] += c
                 active_size -= 1
@@ -275,7 +302,7 @@ def _do_shrinking(st, has_eq, active_size, unshrink, tol, stats):
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _select(v, has_eq, active_size, have_up, Gmax, imax, src, stats):
+def _select(v, has_eq, active_size, have_up, Gmax, imax, src, stats, has_dg):
     """One working-set selection over the active point positions ``0 .. active_size - 1`` of
     the state ``v`` (a :data:`StepVars`): ``(iq, ib, jq, jb, violation)`` (``jq = -1``:
     none); kernel rows from ``src`` (:func:`fast._kernels.source_row`).
@@ -287,10 +314,15 @@ def _select(v, has_eq, active_size, have_up, Gmax, imax, src, stats):
     the point of position ``q``. The violation is ``m(alpha) - M(alpha)``. The copy of a
     point is the one that realises ``UP`` (for ``i``) or ``LOW`` (for ``j``), the last one
     on ties. Without it, :func:`_select_single`.
+
+    ``has_dg`` (some copy has a diagonal ``dg``): ``a_it`` gains ``dg_i + dg_t`` (its
+    kernel part is 0 when ``t`` is another copy of ``i``'s point: ``nu`` does not move
+    along that pair), which differs between the copies of a point, so ``j`` is chosen over
+    the copies in ``I_low`` (WSS3 over the variables) instead of by ``LOW``.
     """
-    pidx, f, _, QD, UP, LOW, A, S, P, U = v
+    pidx, f, _, QD, UP, LOW, A, S, P, U, D = v
     if not has_eq:
-        iq, ib, viol = _select_single(active_size, f, A, S, P, U, QD)
+        iq, ib, viol = _select_single(active_size, f, A, S, P, U, D, QD)
         return iq, ib, iq, ib, viol
     if not have_up:
         Gmax = -np.inf
@@ -304,11 +336,58 @@ def _select(v, has_eq, active_size, have_up, Gmax, imax, src, stats):
             imax = -1
     if imax < 0:
         return -1, -1, -1, -1, -np.inf
+    # the copy of i: the last realising UP (in I_up)
+    ib = -1
+    up = -np.inf
+    for b in range(A.shape[1]):
+        a = A[imax, b]
+        if S[imax, b] > 0.0:
+            in_up = a < U[imax, b]
+        else:
+            in_up = a > 0.0
+        pb = P[imax, b]
+        if D[imax, b] != 0.0:
+            pb = pb + D[imax, b] * a
+        if in_up and -(S[imax, b] * pb) >= up:
+            up = -(S[imax, b] * pb)
+            ib = b
     Ki = _row(pidx[imax], src, stats)
     Kii = QD[imax]
     Gmax2 = -np.inf
     jmin = -1
+    jb = -1
     obj_min = np.inf
+    if has_dg:
+        di = D[imax, ib]
+        for q in range(active_size):
+            sg = LOW[q] + f[q]
+            if sg >= Gmax2:
+                Gmax2 = sg
+            if not Gmax + sg > 0.0:
+                continue            # (no copy of the point can pair with i)
+            kq = Kii + QD[q] - 2.0 * Ki[pidx[q]]
+            if q == imax or kq < 0.0:
+                kq = 0.0
+            for b in range(A.shape[1]):
+                a = A[q, b]
+                if S[q, b] > 0.0:
+                    in_low = a > 0.0
+                else:
+                    in_low = a < U[q, b]
+                if not in_low:
+                    continue
+                sgb = S[q, b] * (P[q, b] + D[q, b] * a) + f[q]
+                gd = Gmax + sgb
+                if gd > 0.0:
+                    qc = kq + di + D[q, b]
+                    if qc <= 0.0:
+                        qc = TAU
+                    od = -(gd * gd) / qc
+                    if od <= obj_min:
+                        jmin = q
+                        jb = b
+                        obj_min = od
+        return imax, ib, jmin, jb, Gmax + Gmax2
     for q in range(active_size):
         sg = LOW[q] + f[q]
         if sg >= Gmax2:
@@ -322,19 +401,7 @@ def _select(v, has_eq, active_size, have_up, Gmax, imax, src, stats):
             if od <= obj_min:
                 jmin = q
                 obj_min = od
-    # the copies: of i, the last realising UP (in I_up); of j, the last realising LOW (I_low)
-    ib = -1
-    up = -np.inf
-    for b in range(A.shape[1]):
-        a = A[imax, b]
-        if S[imax, b] > 0.0:
-            in_up = a < U[imax, b]
-        else:
-            in_up = a > 0.0
-        if in_up and -(S[imax, b] * P[imax, b]) >= up:
-            up = -(S[imax, b] * P[imax, b])
-            ib = b
-    jb = -1
+    # the copy of j: the last realising LOW (in I_low)
     if jmin >= 0:
         low = -np.inf
         for b in range(A.shape[1]):

@@ -22,6 +22,15 @@ curvatures ``Q_ii + a`` and ``Q_ii + a/mu``): the block matrix is never formed. 
 scaled by ``min(1, a, a/mu)`` so that the multipliers match ``xi/a`` and ``mu eps/a``
 (eq. 14) to ``1e-8``.
 
+``method="smo"`` (:func:`_smo_method`): the same box dual by the SMO of
+:mod:`fast._smo_run` without the equality (greedy second-order steps on one variable or a
+pair, shrinking, the copies' diagonals ``a`` and ``a/mu`` kept per copy): its working sets
+stay on few kernel rows, so an LRU row cache holding part of the Gram stays effective,
+where the DCD's random sweeps over every active point recompute most cached rows each
+epoch. ``"auto"`` takes it for a kernel whose Gram does not fit
+(:func:`fast._kernels.auto_gram_fits`); it is selectable for any ODM (on the linear kernel
+its rows are those of ``X X^T``).
+
 ``method="newton"`` (kernel only; :mod:`fast._kernel_newton`): Chapelle's primal Newton on
 ``f_O`` in coefficient space, one solve with ``K_SS + A_S`` per step on the active set (CG
 preconditioned by a low-rank factor of the Gram when there is one, else a Cholesky),
@@ -116,6 +125,13 @@ def _dcd_method(prob, tol, max_iter, random_state, warm_start, **options):
     return _dcd.dcd_solution(objective, coef, variables, info, t0, "ODM DCD", prob=prob,
                              advice="; at weak regularization (large lam) method='auto' "
                                     "(TRON / kernel Newton) converges where the DCD crawls")
+
+
+def _smo_method(prob, tol, max_iter, random_state, warm_start, cache_size=None, **options):
+    """``method="smo"`` (module docstring): :func:`fast._odm_smo.solve_smo`."""
+    from ._odm_smo import solve_smo
+
+    return solve_smo(prob, tol, max_iter, warm_start, cache_size, options)
 
 
 def linear_primal_args(prob, method, solver, primal, options, tol, max_iter, default_tol,
@@ -563,7 +579,7 @@ def choose_method(prob, options=()):
     default cache) when ``a / mean(diag K) <= NEWTON_MAX_SHIFT``, or when it is at most
     ``NEWTON_LOWRANK_SHIFT`` and the Gram is within ``LOWRANK_PROBE_FRAC m`` columns of a
     low-rank matrix on the scale of ``a`` (the Newton's CG preconditioner exists), else
-    ``"dcd"``.
+    ``"dcd"`` where the Gram fits and ``"smo"`` where it does not (:func:`_kernel_dual`).
 
     Why: the DCD's epochs grow as the dual's diagonal shift ``a = m (1-theta)^2 / (2 lam)``
     falls below the kernel's scale (weak regularization), where TRON (linear) and the
@@ -575,17 +591,17 @@ def choose_method(prob, options=()):
         return "dcd"
     if prob.kernel.is_linear:
         return "tron"
+    dual = _kernel_dual(prob, options)
     if prob.mu == 0.0:               # the kernel Newton needs mu > 0
-        return "dcd"
-    from . import _kernels as _K
+        return dual
     from ._common import DEFAULT_CACHE_MB
 
     a = prob.a
     if not _K.fits_in_memory(prob.m, DEFAULT_CACHE_MB):
-        return "dcd"
+        return dual
     diag = _kernel_scale(prob)
     if not diag > 0:
-        return "dcd"
+        return dual
     if a / diag <= NEWTON_MAX_SHIFT:
         return "newton"
     if a / diag <= NEWTON_LOWRANK_SHIFT:
@@ -595,7 +611,25 @@ def choose_method(prob, options=()):
         # which the Newton then reuses (cached on the problem)
         if _kernel_newton.lowrank_factor(prob, LOWRANK_PROBE_FRAC) is not None:
             return "newton"
-    return "dcd"
+    return dual
+
+
+def _kernel_dual(prob, options):
+    """The dual method of ``"auto"`` on a kernel: the DCD when it would run on the full Gram
+    (:func:`fast._kernels.auto_gram_fits` with the ``cache_size`` asked, if any; always for
+    a precomputed kernel, or when a ``path`` is asked, which the SMO does not take), else
+    the SMO (:func:`_smo_method`): on a row cache holding part of the Gram the DCD's random
+    sweeps recompute most rows every epoch, the SMO's working sets stay on few
+    (validation/decisions.md)."""
+    opts = options if isinstance(options, dict) else dict.fromkeys(options)
+    if prob.kernel.is_precomputed or "path" in opts:
+        return "dcd"
+    cache = opts.get("cache_size")
+    try:
+        cache = None if cache is None else _common.check_cache_size(cache)
+    except ValueError:
+        return "dcd"                 # (the method's own check names the bad value)
+    return "dcd" if _K.auto_gram_fits(prob.m, cache) else "smo"
 
 
 def _kernel_scale(prob):
@@ -609,7 +643,7 @@ def _kernel_scale(prob):
 
 
 METHODS = {"dcd": _dcd_method, "svrg": _solve_svrg, "tron": _solve_tron,
-           "newton": _solve_newton}
+           "newton": _solve_newton, "smo": _smo_method}
 FALLBACK = {
     "tron": _methods.Fallback("dcd", _after_tron, _finished_by_dcd("tron"),
                               when=_tron_fallback_applies, quiet=True, rescue=True),

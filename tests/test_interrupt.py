@@ -95,6 +95,9 @@ CHILD = textwrap.dedent('''
                                      kernel=RBF(0.5)), 300, 2000, {}, None),
         "SVMm smo": (lambda m: rm.SVMm(*binary(m, 10), C1=64.0, C2=32.0, eps=0.3,
                                        kernel=RBF(0.5)), 300, 6000, {}, dict(max_iter=50)),
+        "ODM smo": (lambda m: rm.ODM(*binary(m, 10), lam=256.0, mu=0.5, theta=0.3,
+                                     kernel=RBF(0.5)), 300, 8000,
+                    dict(method="smo", cache_size=10), dict(max_iter=50)),
         "ODM tron": (lambda m: rm.ODM(*correlated(m, 80), lam=1e6, mu=0.5, theta=0.3), 300,
                      100000, dict(method="tron"), None),
         "ODM svrg": (lambda m: rm.ODM(*binary(m, 50), lam=64.0, mu=0.5, theta=0.3), 300,
@@ -156,6 +159,7 @@ CHILD = textwrap.dedent('''
 #: the cases of the child, with the seconds from "started" to the SIGINT where the first
 #: second of the solve is set-up rather than the solver's loop (LDM's Woodbury factor)
 CASES = {"SVM dcd linear": DELAY, "ODM dcd kernel cache": DELAY, "SVM smo": DELAY,
+         "ODM smo": DELAY,
          "LDM smo": 3.0, "SVMm smo": DELAY, "ODM tron": DELAY, "ODM svrg": DELAY,
          "ODML asgd": DELAY, "ODML dcd split": DELAY, "McODM bcd": DELAY, "MKLm smo": DELAY,
          "ODM kernel newton": DELAY, "DRR apg": DELAY,
@@ -264,6 +268,8 @@ def _cases():
         "SVM smo no equality": (lambda: rm.SVM(X, y, C=4.0, kernel=R), dict(method="smo")),
         "SVMm smo": (lambda: rm.SVMm(X, y, C1=4.0, C2=2.0, eps=0.3, kernel=R), {}),
         "LDM smo": (lambda: rm.LDM(X, y, C=2.0, lam1=0.5, lam2=0.5, kernel=R), {}),
+        "ODM smo cache": (lambda: rm.ODM(X, y, lam=8.0, mu=0.5, theta=0.3, kernel=R),
+                          dict(method="smo", cache_size=0.05)),
         "ODM tron": (lambda: rm.ODM(X, y, lam=8.0, mu=0.5, theta=0.3), dict(method="tron")),
         "ODM tron csr": (lambda: rm.ODM(Xs, y, lam=8.0, mu=0.5, theta=0.3), dict(method="tron")),
         "ODM tron raw": (lambda: rm.ODM(Xr, yr, lam=64.0, mu=0.5, theta=0.3), dict(method="tron")),

@@ -266,12 +266,13 @@ class ODMClassifier(BaseMarginClassifier):
     random_state : int >= 0, numpy.random.Generator, RandomState or None, default=None
         Seed of the coordinate descent's permutation of the points (and of SVRG's draws);
         TRON and the kernel Newton are deterministic and do not use it.
-    method : {"auto", "dcd", "newton", "svrg", "tron"} or None, default=None
+    method : {"auto", "dcd", "newton", "smo", "svrg", "tron"} or None, default=None
         The algorithm of :func:`fast.solve` (``fast.odm.SOLVERS.names``); None is its default,
         ``"auto"`` (:func:`fast.odm.choose_method`: TRON on the linear kernel, the kernel
-        Newton at weak regularization, the dual coordinate descent otherwise; the rule is
-        in the Notes). ``"dcd"`` is the coordinate descent of seed 002 Alg. 1 everywhere
-        (the former default; it crawls at large ``lam``).
+        Newton at weak regularization, the dual coordinate descent otherwise, the SMO on a
+        kernel whose Gram does not fit in memory; the rule is in the Notes). ``"dcd"`` is
+        the coordinate descent of seed 002 Alg. 1 everywhere (the former default; it crawls
+        at large ``lam``); ``"smo"`` the SMO on the same dual.
     <<multi_class>>
 
     <<Attributes: multiclass_attributes intercept_:bias>>
@@ -300,8 +301,11 @@ class ODMClassifier(BaseMarginClassifier):
     where TRON certified); with another kernel the
     coordinate descent while ``a = m (1-theta)^2 / (2 lam)`` is large beside the kernel's
     diagonal, the kernel Newton below (``a <= mean(diag K) / 16``, or ``<= mean(diag K)``
-    when the Gram is close to low rank). Every solve it returned as optimal certified.
-    The accuracy is the same (the same certified optimum).
+    when the Gram is close to low rank); beyond the Gram that fits in memory
+    (``fast._kernels.AUTO_GRAM_MB``, m > 16,384) the SMO on a row cache in place of the
+    coordinate descent, whose random sweeps recompute most cached rows at every epoch.
+    Every solve it returned as optimal certified. The accuracy is the same (the same
+    certified optimum).
 
     <<multiclass>>
 
