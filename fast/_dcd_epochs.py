@@ -28,17 +28,19 @@ Copies = namedtuple("Copies", "sign p dg lo hi")
 #: (``fast._kernels.ROW_REQ, ROW_MISS, ROW_CLOCK``: requests, misses and the LRU clock,
 #: which carries over between calls), the epochs report in the others
 ST_EPOCHS, ST_PGMAX, ST_PGMIN, ST_UNSHRINK, ST_CONVERGED, ST_UPDATES = 3, 4, 5, 6, 7, 8
-#: ... and whether a gradient was not finite (NaN or infinite: the epochs stopped there)
-ST_NONFINITE = 9
-N_STATS = 10
+#: ... whether a gradient was not finite (NaN or infinite: the epochs stopped there), and
+#: the points visited (the epochs' actual work: a shrunk epoch visits only its active set)
+ST_NONFINITE, ST_VISITS = 9, 10
+N_STATS = 11
 
 #: slots of the epochs' ``ctl`` array, the state of a run between two calls (all zeros: a
 #: fresh run): whether it started, the epochs done, the position in the current epoch
 #: (-1: the next epoch starts), the active points, last epoch's and this epoch's
-#: projected-gradient extremes, the unshrink rounds and the coordinate updates so far
+#: projected-gradient extremes, the unshrink rounds, the coordinate updates and the points
+#: visited so far
 (C_STARTED, C_IT, C_POS, C_ACTIVE, C_PGMAX_OLD, C_PGMIN_OLD, C_PGMAX_NEW, C_PGMIN_NEW,
- C_UNSHRINK, C_UPDATES) = range(10)
-N_CTL = 10
+ C_UNSHRINK, C_UPDATES, C_VISITS) = range(11)
+N_CTL = 11
 #: the work units of the epochs (:mod:`fast._chunk`; measured on the paths of
 #: ``validation/bench_chunks.py``): a point visited (its data read at a random place), an
 #: entry of a data row read or updated on the linear path, dense or CSR (scattered), and an
@@ -71,8 +73,9 @@ DcdData = namedtuple("DcdData", "diag qy rows lin")
 #: fresh run)
 DcdState = namedtuple("DcdState", "alpha s w stats index ctl")
 #: the options of a run of the epochs: the tolerance on the projected gradient's spread,
-#: the epoch cap, whether to shrink, and the seed of the order
-DcdOptions = namedtuple("DcdOptions", "tol max_iter shrinking seed")
+#: the epoch cap, whether to shrink, the seed of the order, and a cap on the points visited
+#: (checked between epochs; ``inf``: none)
+DcdOptions = namedtuple("DcdOptions", "tol max_iter shrinking seed max_visits")
 
 # ---------------------------------------------------------------------------------------
 # numba epoch helpers
@@ -157,7 +160,7 @@ def _make_epochs(mode):
         bsign, bp, bdg, blo, bhi = copies
         diag, qy, rows, lin = data
         alpha, s, w, stats, index, ctl = st
-        tol, max_iter, shrinking, seed = opt
+        tol, max_iter, shrinking, seed, max_visits = opt
         # the rows read once per call: reading the fields in the per-point helpers instead
         # made the dense linear path's epochs measurably slower
         Xd, indptr, indices, vals = lin.Xd, lin.indptr, lin.indices, lin.data
@@ -174,6 +177,7 @@ def _make_epochs(mode):
             it = 0
             n_unshrink = 0
             n_updates = 0
+            visits = 0.0
             pgmax_new = 0.0
             pgmin_new = 0.0
             a = -1                     # (-1: an epoch starts, its permutation to draw)
@@ -185,6 +189,7 @@ def _make_epochs(mode):
             it = int(ctl[C_IT])
             n_unshrink = int(ctl[C_UNSHRINK])
             n_updates = int(ctl[C_UPDATES])
+            visits = ctl[C_VISITS]
             pgmax_new = ctl[C_PGMAX_NEW]
             pgmin_new = ctl[C_PGMIN_NEW]
             a = int(ctl[C_POS])
@@ -197,6 +202,8 @@ def _make_epochs(mode):
             miss_cost = m * (KERNEL_ROW_PER_FEATURE * rows.X.shape[1] + KERNEL_ROW_EXTRA)
         while it < max_iter:
             if a < 0:
+                if visits >= max_visits:
+                    break
                 # random permutation of the active points
                 for t in range(active):
                     b = t + np.random.randint(0, active - t)
@@ -215,6 +222,7 @@ def _make_epochs(mode):
                     ctl[C_IT] = it
                     ctl[C_UNSHRINK] = n_unshrink
                     ctl[C_UPDATES] = n_updates
+                    ctl[C_VISITS] = visits
                     ctl[C_PGMAX_NEW] = pgmax_new
                     ctl[C_PGMIN_NEW] = pgmin_new
                     ctl[C_POS] = a
@@ -227,6 +235,7 @@ def _make_epochs(mode):
                 else:
                     cost = CSR_ENTRY_COST * (indptr[i + 1] - indptr[i])
                 work += POINT_COST + cost
+                visits += 1.0
                 si = _base_grad(mode, i, qy[i], s, w, Xd, indptr, indices, vals)
                 dii = diag[i]
                 du = 0.0
@@ -326,6 +335,7 @@ def _make_epochs(mode):
         stats[ST_CONVERGED] = 1.0 if converged else 0.0
         stats[ST_UPDATES] = n_updates
         stats[ST_NONFINITE] = 1.0 if nonfinite else 0.0
+        stats[ST_VISITS] = visits
         return 0
 
     return epochs

@@ -301,8 +301,33 @@ def test_epoch_budget_counts_the_stored_entries_of_sparse_rows():
     per_row = X.nnz / X.shape[0]
     expected = int(min(_dcd.DEFAULT_MAX_ITER,
                        max(_dcd.MIN_EPOCHS, _dcd.EPOCH_WORK_BUDGET / (2000 * per_row))))
-    assert sol.info["max_iter"] == expected > 100 * _dcd.MIN_EPOCHS
+    assert sol.info["work_cap_epochs"] == expected > 100 * _dcd.MIN_EPOCHS
     assert sol.status == "optimal"
+
+
+def test_default_cap_counts_the_points_visited_not_the_epochs(monkeypatch):
+    """The default cap is a work budget on the points the epochs visit: shrinking makes the
+    late epochs cheap, and a run that needs more epochs than the budget's full epochs (330
+    here against 190 full epochs' visits) finishes; a smaller budget stops it within one
+    epoch past the cap, with a warning that names the default cap."""
+    from fast import _dcd
+
+    X, y = _sparse_binary(0, m=3000, d=2000, per_row=20, flip=0.1)
+    prob = rm.SVM(X, y, C=100.0)
+    monkeypatch.setattr(_dcd, "EPOCH_WORK_BUDGET", 1.0)
+    monkeypatch.setattr(_dcd, "MIN_EPOCHS", 250)
+    sol = fast.solve(prob, method="dcd", random_state=0)
+    assert sol.status == "optimal" and sol.info["work_cap_epochs"] == 250
+    assert sol.info["n_iter"] > 250 and sol.info["visits"] <= 250 * 3000
+    monkeypatch.setattr(_dcd, "MIN_EPOCHS", 20)
+    with pytest.warns(ConvergenceWarning, match="the work of 20 full epochs"):
+        sol = fast.solve(prob, method="dcd", random_state=0)
+    assert sol.status == "max_iter" and sol.info["work_cap_epochs"] == 20
+    assert 20 * 3000 <= sol.info["visits"] < 21 * 3000 and sol.info["n_iter"] >= 20
+    # an explicit max_iter is an epoch cap, as before
+    with pytest.warns(ConvergenceWarning, match="max_iter=7 epochs"):
+        sol = fast.solve(prob, method="dcd", random_state=0, max_iter=7)
+    assert sol.info["n_iter"] == 7 and sol.info["work_cap_epochs"] is None
 
 
 @pytest.mark.parametrize("C, flip", [(1.0, 0.0), (10.0, 0.0), (1.0, 0.2)])

@@ -64,6 +64,9 @@ out["nnz"] = int(X.nnz)
 # the peak resident memory from here on: the building's temporaries (several copies of the
 # arrays) are not the solver's. Linux resets the high-water mark VmHWM on "5" written to
 # clear_refs; elsewhere the peak includes the building (ru_maxrss)
+# the generator's arrays (``val`` alone is the size of the data) are not the solver's: free
+# them before the resident size is read
+del indptr, idx, val, f
 import gc
 gc.collect()
 def _status_gb(key):
