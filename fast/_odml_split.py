@@ -72,8 +72,9 @@ N_STATS = 6
 N_CTL = 9
 
 DEFAULT_MAX_ITER = 100000
-#: the default epoch cap spends about this many multiply-adds (an epoch reads every row
-#: twice), at least ``MIN_EPOCHS`` epochs
+#: the default cap spends about this many multiply-adds (a visit reads its row twice) on
+#: the points the epochs visit (a shrunk epoch visits its active set only), at least
+#: ``MIN_EPOCHS`` full epochs' worth, in at most ``DEFAULT_MAX_ITER`` epochs
 EPOCH_WORK_BUDGET = 5e9
 MIN_EPOCHS = 100
 #: a point whose ``alpha_i`` LIBLINEAR would shrink leaves the active set when also its
@@ -396,9 +397,12 @@ def run(prob, tol, max_iter, random_state, alpha0, w0=None, shrinking=True, poli
     t0 = time.perf_counter()
     sp_ = SplitProblem(prob)
     m, d = sp_.m, sp_.d
+    visit_cap, work_cap_epochs = np.inf, None
     if max_iter is None:
-        max_iter = int(min(DEFAULT_MAX_ITER, max(MIN_EPOCHS,
-                                                 EPOCH_WORK_BUDGET / (2.0 * m * sp_.row_work))))
+        work_cap_epochs = int(min(DEFAULT_MAX_ITER, max(
+            MIN_EPOCHS, EPOCH_WORK_BUDGET / (2.0 * m * sp_.row_work))))
+        visit_cap = float(work_cap_epochs) * m
+        max_iter = DEFAULT_MAX_ITER
     target = _common.relative_gap_target(gap_tol, prob)
     alpha = np.array(alpha0, dtype=np.float64)
     # rho at its optimum for the starting alpha's point with rho = 0 (exact for c = 0)
@@ -428,7 +432,10 @@ def run(prob, tol, max_iter, random_state, alpha0, w0=None, shrinking=True, poli
         ctl[:] = 0.0                  # a fresh run of the epochs (seeded; all points active)
         stats[S_VISITS] = 0.0
         st = SplitState(alpha, rho, ws, sc, stats, index, ctl)
-        opt = SplitOptions(cur_tol, int(min(chunk, max_iter - epochs)), bool(shrinking),
+        # (an epoch visits at most m points: the visits stop within an epoch of their cap)
+        left = max_iter - epochs if visit_cap == np.inf else min(
+            max_iter - epochs, max(1, int(np.ceil((visit_cap - n_visits) / m))))
+        opt = SplitOptions(cur_tol, int(min(chunk, left)), bool(shrinking),
                            int(seed + rounds) % (2**31))
         tp = time.perf_counter()
         while _epochs(data, st, opt, _chunk.budget()) == PAUSED:
@@ -462,7 +469,7 @@ def run(prob, tol, max_iter, random_state, alpha0, w0=None, shrinking=True, poli
         elif pg_conv:
             converged = True
             break
-        if epochs >= max_iter:
+        if epochs >= max_iter or n_visits >= visit_cap:
             break
         chunk = max(FIRST_CHUNK, epochs // 4)
         if polish:
@@ -477,7 +484,8 @@ def run(prob, tol, max_iter, random_state, alpha0, w0=None, shrinking=True, poli
     info = {"dual_objective": D, "path": "split", "kernel_path": "linear", "n_iter": epochs,
             "pg_spread": float(stats[S_SPREAD]), "pg_max_abs": float(stats[S_SPREAD]),
             "converged": converged, "n_updates": n_updates, "tol": float(tol),
-            "max_iter": int(max_iter), "tol_final": cur_tol, "stopped_on_gap": stopped_on_gap,
+            "max_iter": int(max_iter), "work_cap_epochs": work_cap_epochs,
+            "tol_final": cur_tol, "stopped_on_gap": stopped_on_gap,
             "shrinking": bool(shrinking), "gap": P - D, "stationarity": grad,
             "n_checks": n_checks, "loop_time": time.perf_counter() - t0,
             "whitened": False, "d": d, "n_polish": int(n_polish), "face_cg": int(n_face),

@@ -104,6 +104,25 @@ def test_split_max_iter_is_honest():
     assert sol.status == "max_iter"
 
 
+def test_split_default_cap_counts_the_points_visited(monkeypatch):
+    """The default cap is a work budget on the points visited (shrunk epochs are cheap),
+    not an epoch count: a budget of 3 full epochs stops the run within an epoch of it, with
+    the warning naming the default cap; an explicit max_iter stays an epoch cap."""
+    from fast import _odml_split
+
+    X, y = _data(7, 60, 2, 1e4, False)
+    prob = _problem("ODML", X, y, 1.0, 10.0, 0.0)
+    monkeypatch.setattr(_odml_split, "EPOCH_WORK_BUDGET", 1.0)
+    monkeypatch.setattr(_odml_split, "MIN_EPOCHS", 3)
+    with pytest.warns(ConvergenceWarning, match="the work of 3 full epochs"):
+        sol = fast.solve(prob, path="split", random_state=0)
+    assert sol.status == "max_iter" and sol.info["work_cap_epochs"] == 3
+    assert 3 * 60 <= sol.info["point_visits"] < 4 * 60
+    with pytest.warns(ConvergenceWarning, match="max_iter=5 epochs"):
+        sol = fast.solve(prob, path="split", random_state=0, max_iter=5)
+    assert sol.info["n_iter"] == 5 and sol.info["work_cap_epochs"] is None
+
+
 def test_split_dual_value_bounds_and_meets_the_exact_one(monkeypatch):
     """The certificate's split dual value ``D(mult, R F w)`` is at most the exact ``D_max``
     (its maximum over the variance's multiplier), equal to it at the point the multipliers
