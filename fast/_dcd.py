@@ -203,7 +203,6 @@ def _blas_one_thread(fn):
     return wrapped
 
 
-@_blas_one_thread
 def warm_box(warm_start, box, m):
     """The starting point of the box dual ``box`` (:class:`refmodels._box.BoxDual`):
     ``warm_start``'s variables of ``box.names`` (validated against the box), one block of
@@ -215,6 +214,7 @@ def warm_box(warm_start, box, m):
                                               tuple(float(h) for h in box.hi)))
 
 
+@_blas_one_thread
 def run(oracle, *, sign, lo, hi, p, dg, alpha0, u0=None, tol, max_iter, seed, shrinking=True,
         polish=True, polish_every=50, polish_max=1500, polish_stable_only=False,
         primal=None, gap_tol=None, gap_target=None, kkt_ok=None, lowrank_polish=True,

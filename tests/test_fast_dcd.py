@@ -305,6 +305,34 @@ def test_epoch_budget_counts_the_stored_entries_of_sparse_rows():
     assert sol.status == "optimal"
 
 
+def test_the_dcd_driver_runs_blas_on_one_thread(monkeypatch):
+    """The driver's polishes factorise many small matrices one after another; with a second
+    BLAS thread on busy cores each took 50x longer (a 100 x 100 eigh: 136 ms against 2.6
+    ms), which a decorator moved onto the wrong function once hid from every test but the
+    benchmark. Every product of the run is taken with BLAS on one thread."""
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    from fast import _dcd
+
+    seen = []
+    product = _dcd.Oracle.product
+
+    def spy(self, u):
+        seen.append(max((i["num_threads"] for i in threadpool_info()
+                         if i["user_api"] == "blas"), default=1))
+        return product(self, u)
+
+    monkeypatch.setattr(_dcd.Oracle, "product", spy)
+    X, y = _sparse_binary(0, m=300, d=50, per_row=10)
+    with threadpool_limits(limits=2, user_api="blas"):
+        outside = max((i["num_threads"] for i in threadpool_info()
+                       if i["user_api"] == "blas"), default=1)
+        if outside < 2:
+            pytest.skip("BLAS runs on one thread here: nothing to tell apart")
+        fast.solve(rm.SVM(X.toarray(), y, C=1.0), method="dcd", random_state=0)
+    assert seen and max(seen) == 1
+
+
 def test_default_cap_counts_the_points_visited_not_the_epochs(monkeypatch):
     """The default cap is a work budget on the points the epochs visit: shrinking makes the
     late epochs cheap, and a run that needs more epochs than the budget's full epochs (330
