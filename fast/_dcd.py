@@ -85,12 +85,15 @@ from ._rows import row_arrays, row_sqnorms
 #: family since the linear terms of the duals are O(1)).
 DEFAULT_TOL = 1e-8
 DEFAULT_MAX_ITER = 100000
-#: the default cap (``max_iter=None``) is ``DEFAULT_MAX_ITER`` epochs and a work budget of
-#: about ``EPOCH_WORK_BUDGET`` multiply-adds, counted on the points the epochs actually
-#: visit (a shrunk epoch visits its active set only), at least ``MIN_EPOCHS`` full epochs'
-#: worth: on 10^4 kernel points a crawl ends in seconds with a warning
+#: the default cap (``max_iter=None``) is a work budget of about ``EPOCH_WORK_BUDGET``
+#: multiply-adds, counted on the points the epochs actually visit (a shrunk epoch visits its
+#: active set only), at least ``MIN_EPOCHS`` full epochs' worth, in at most
+#: ``EPOCH_CAP_FACTOR`` times as many epochs (each chunk of epochs ends in an O(nnz) or
+#: O(m^2) product: a crawl on a small active set must not multiply those): on 10^4 kernel
+#: points a crawl ends in seconds with a warning
 EPOCH_WORK_BUDGET = 5e9
 MIN_EPOCHS = 100
+EPOCH_CAP_FACTOR = 10
 #: with the default tol, the run also continues (tol / 10 at a time) until the duality gap
 #: is below ``DEFAULT_GAP_TOL * (1 + |P|)`` (the certificate asks 1e-6)
 DEFAULT_GAP_TOL = 1e-9
@@ -294,7 +297,8 @@ def run(oracle, *, sign, lo, hi, p, dg, alpha0, u0=None, tol, max_iter, seed, sh
     The default cap (``max_iter=None``) spends :data:`EPOCH_WORK_BUDGET` on the points the
     epochs visit, at ``k`` times a row's cost each: ``m`` (kernel paths), ``d`` (dense rows)
     or the mean stored entries of a row (CSR); that is the work of ``info["work_cap_epochs"]``
-    full epochs, which shrinking spreads over more epochs (up to ``DEFAULT_MAX_ITER``).
+    full epochs, which shrinking spreads over more epochs (up to :data:`EPOCH_CAP_FACTOR`
+    times as many).
     Counting full epochs instead stopped the SVM at 500,000 x 50,000 sparse rows at 142
     epochs, most of them shrunk to a small active set, short of its stop.
 
@@ -310,7 +314,7 @@ def run(oracle, *, sign, lo, hi, p, dg, alpha0, u0=None, tol, max_iter, seed, sh
         work_cap_epochs = int(min(DEFAULT_MAX_ITER,
                                   max(MIN_EPOCHS, EPOCH_WORK_BUDGET / (n * row))))
         visit_cap = float(work_cap_epochs) * m
-        max_iter = DEFAULT_MAX_ITER
+        max_iter = min(DEFAULT_MAX_ITER, EPOCH_CAP_FACTOR * work_cap_epochs)
     blo, bhi, bp, bdg = (np.array(np.broadcast_to(v, (k,)), dtype=np.float64)
                          for v in (lo, hi, p, dg))
     # the same constants per variable, for the O(n) NumPy work outside the epochs

@@ -74,7 +74,8 @@ N_CTL = 9
 DEFAULT_MAX_ITER = 100000
 #: the default cap spends about this many multiply-adds (a visit reads its row twice) on
 #: the points the epochs visit (a shrunk epoch visits its active set only), at least
-#: ``MIN_EPOCHS`` full epochs' worth, in at most ``DEFAULT_MAX_ITER`` epochs
+#: ``MIN_EPOCHS`` full epochs' worth, in at most the DCD's ``EPOCH_CAP_FACTOR`` times as
+#: many epochs
 EPOCH_WORK_BUDGET = 5e9
 MIN_EPOCHS = 100
 #: a point whose ``alpha_i`` LIBLINEAR would shrink leaves the active set when also its
@@ -402,7 +403,9 @@ def run(prob, tol, max_iter, random_state, alpha0, w0=None, shrinking=True, poli
         work_cap_epochs = int(min(DEFAULT_MAX_ITER, max(
             MIN_EPOCHS, EPOCH_WORK_BUDGET / (2.0 * m * sp_.row_work))))
         visit_cap = float(work_cap_epochs) * m
-        max_iter = DEFAULT_MAX_ITER
+        from ._dcd import EPOCH_CAP_FACTOR
+
+        max_iter = min(DEFAULT_MAX_ITER, EPOCH_CAP_FACTOR * work_cap_epochs)
     target = _common.relative_gap_target(gap_tol, prob)
     alpha = np.array(alpha0, dtype=np.float64)
     # rho at its optimum for the starting alpha's point with rho = 0 (exact for c = 0)

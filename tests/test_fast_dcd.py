@@ -347,6 +347,7 @@ def test_default_cap_counts_the_points_visited_not_the_epochs(monkeypatch):
     sol = fast.solve(prob, method="dcd", random_state=0)
     assert sol.status == "optimal" and sol.info["work_cap_epochs"] == 250
     assert sol.info["n_iter"] > 250 and sol.info["visits"] <= 250 * 3000
+    assert sol.info["max_iter"] == _dcd.EPOCH_CAP_FACTOR * 250
     monkeypatch.setattr(_dcd, "MIN_EPOCHS", 20)
     with pytest.warns(ConvergenceWarning, match="the work of 20 full epochs"):
         sol = fast.solve(prob, method="dcd", random_state=0)
