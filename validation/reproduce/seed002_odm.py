@@ -133,16 +133,14 @@ def path_builders(quick, tol, max_iter):
         return None if kernel == "linear" else [w / X.shape[1] for w in G["width"]]
 
     def odml(kernel, X):
-        return (lambda g: fast_cv.ODMLClassifierCV(lams=G["lam"], mu1s=G["mu12"], mu2s=G["mu12"],
-                                                fit_intercept=False, kernel=kernel,
-                                                gamma=g or "scale", tol=tol,
-                                                max_iter=max_iter)), gam(kernel, X)
+        return fast_cv.ODMLClassifierCV(lams=G["lam"], mu1s=G["mu12"], mu2s=G["mu12"],
+                                        gammas=gam(kernel, X), fit_intercept=False,
+                                        kernel=kernel, tol=tol, max_iter=max_iter)
 
     def odm(kernel, X):
-        return (lambda g: fast_cv.ODMClassifierCV(lams=G["lam"], mus=G["mu"], thetas=G["theta"],
-                                               fit_intercept=False, kernel=kernel,
-                                               gamma=g or "scale", tol=tol,
-                                               max_iter=max_iter)), gam(kernel, X)
+        return fast_cv.ODMClassifierCV(lams=G["lam"], mus=G["mu"], thetas=G["theta"],
+                                       gammas=gam(kernel, X), fit_intercept=False,
+                                       kernel=kernel, tol=tol, max_iter=max_iter)
 
     return {"ODML": odml, "ODM": odm}
 
