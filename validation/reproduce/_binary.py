@@ -16,10 +16,13 @@ def make_cells(datasets, kernels, methods, seeds):
             for d in datasets for k in kernels for m in methods for r, s in enumerate(seeds)]
 
 
-def cell_runner(builders, train_size, cv=5, path_builders=None, bias_feature=False):
-    """``builders[method](kernel, X) -> (estimator, grid)``; ``path_builders[method](kernel,
-    X) -> (make(gamma) -> CV estimator, gammas or None)`` for the methods searched by
-    ``fast.cv``'s estimators instead of GridSearchCV."""
+def cell_runner(builders, train_size, cv=5, path_builders=None, bias_feature=False,
+                extras=None):
+    """``builders[method](kernel, Xtr) -> (estimator, grid)``; ``path_builders[method](kernel,
+    Xtr) -> CV estimator`` (with its whole grid, ``gammas`` included) for the methods
+    searched by ``fast.cv``'s estimators instead of GridSearchCV. ``Xtr`` is the cell's training part
+    (scaled; a grid may depend on it, e.g. seed 001's RBF widths on its mean distance).
+    ``extras(kernel, Xtr) -> dict``, if given, is stored in the cell's ``extra`` field."""
     path_builders = path_builders or {}
 
     def run(cell):
@@ -29,13 +32,14 @@ def cell_runner(builders, train_size, cv=5, path_builders=None, bias_feature=Fal
             X = np.c_[X, np.ones(len(X))]
         Xtr, Xte, ytr, yte = split(X, y, train_size, cell["seed"])
         if cell["method"] in path_builders:
-            make, gammas = path_builders[cell["method"]](cell["kernel"], X)
-            res = fit_path_cv(make, gammas, Xtr, ytr, Xte, yte, cv=cv, seed=cell["seed"])
-            res["split_seed"] = cell["seed"]
-            return res
-        est, grid = builders[cell["method"]](cell["kernel"], X)
-        res = fit_grid(est, grid, Xtr, ytr, Xte, yte, cv=cv, seed=cell["seed"])
+            est = path_builders[cell["method"]](cell["kernel"], Xtr)
+            res = fit_path_cv(est, Xtr, ytr, Xte, yte, cv=cv, seed=cell["seed"])
+        else:
+            est, grid = builders[cell["method"]](cell["kernel"], Xtr)
+            res = fit_grid(est, grid, Xtr, ytr, Xte, yte, cv=cv, seed=cell["seed"])
         res["split_seed"] = cell["seed"]
+        if extras is not None:
+            res["extra"] = extras(cell["kernel"], Xtr)
         return res
 
     return run

@@ -472,27 +472,21 @@ def pow2(values):
     return "{" + ", ".join(f"2^{int(round(math.log2(v)))}" for v in values) + "}"
 
 
-def fit_path_cv(make, gammas, Xtr, ytr, Xte, yte, cv=5, seed=0):
-    """The same selection as :func:`fit_grid` through the cross-validated estimators of
+def fit_path_cv(est, Xtr, ytr, Xte, yte, cv=5, seed=0):
+    """The same selection as :func:`fit_grid` through a cross-validated estimator of
     ``fast.cv`` (``fast.ODMClassifierCV`` etc.: every fold's regularization grid is one
-    warm-started path). ``make(gamma)`` returns the CV estimator for one kernel width (or for
-    the linear kernel when ``gammas`` is None); over widths the best CV score wins (first on
-    ties, as ``GridSearchCV``)."""
+    warm-started path), given with the whole grid, the kernel widths too (its ``gammas``;
+    left None, ``fast.cv`` would search its own default widths). Its candidates are in
+    ``ParameterGrid`` order and the first best mean CV accuracy wins, as in ``GridSearchCV``;
+    the folds are :func:`fit_grid`'s."""
     from sklearn.model_selection import StratifiedKFold
 
     folds = StratifiedKFold(n_splits=cv, shuffle=True, random_state=seed)
-    best = None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for g in (gammas if gammas is not None else [None]):
-            est = make(g).set_params(cv=folds).fit(Xtr, ytr)
-            if best is None or est.best_score_ > best[0].best_score_:
-                best = (est, g)
-        est, g = best
+        est = est.set_params(cv=folds).fit(Xtr, ytr)
         pred = est.predict(Xte)
     params = {k: float(v) for k, v in est.best_params_.items()}
-    if g is not None:
-        params["gamma"] = float(g)
     return {"score": float(np.mean(pred == yte)), "cv_score": float(est.best_score_),
             "best_params": params, "n_train": len(ytr), "n_test": len(yte)}
 

@@ -90,6 +90,9 @@ def grids(quick):
 
 
 def builders(quick, tol, max_iter):
+    """GridSearchCV's estimators and grids. None of the three models has a bias (seed 002's
+    eq. 2, ODM^L and ODM have none): ``fit_intercept=False``, which the estimators do not
+    default to (``--bias-feature`` appends the constant feature instead)."""
     import fast
 
     G = grids(quick)
@@ -102,11 +105,13 @@ def builders(quick, tol, max_iter):
                 {"lam": G["lam"], **gam(kernel, X)})
 
     def odml(kernel, X):
-        return (fast.ODMLClassifier(kernel=kernel, tol=tol, max_iter=max_iter),
+        return (fast.ODMLClassifier(fit_intercept=False, kernel=kernel, tol=tol,
+                                    max_iter=max_iter),
                 {"lam": G["lam"], "mu1": G["mu12"], "mu2": G["mu12"], **gam(kernel, X)})
 
     def odm(kernel, X):
-        return (fast.ODMClassifier(kernel=kernel, tol=tol, max_iter=max_iter),
+        return (fast.ODMClassifier(fit_intercept=False, kernel=kernel, tol=tol,
+                                   max_iter=max_iter),
                 {"lam": G["lam"], "mu": G["mu"], "theta": G["theta"], **gam(kernel, X)})
 
     return {"SVM": svm, "ODML": odml, "ODM": odm}
@@ -128,14 +133,14 @@ def path_builders(quick, tol, max_iter):
         return None if kernel == "linear" else [w / X.shape[1] for w in G["width"]]
 
     def odml(kernel, X):
-        return (lambda g: fast_cv.ODMLClassifierCV(lams=G["lam"], mu1s=G["mu12"], mu2s=G["mu12"],
-                                                kernel=kernel, gamma=g or "scale", tol=tol,
-                                                max_iter=max_iter)), gam(kernel, X)
+        return fast_cv.ODMLClassifierCV(lams=G["lam"], mu1s=G["mu12"], mu2s=G["mu12"],
+                                        gammas=gam(kernel, X), fit_intercept=False,
+                                        kernel=kernel, tol=tol, max_iter=max_iter)
 
     def odm(kernel, X):
-        return (lambda g: fast_cv.ODMClassifierCV(lams=G["lam"], mus=G["mu"], thetas=G["theta"],
-                                               kernel=kernel, gamma=g or "scale", tol=tol,
-                                               max_iter=max_iter)), gam(kernel, X)
+        return fast_cv.ODMClassifierCV(lams=G["lam"], mus=G["mu"], thetas=G["theta"],
+                                       gammas=gam(kernel, X), fit_intercept=False,
+                                       kernel=kernel, tol=tol, max_iter=max_iter)
 
     return {"ODML": odml, "ODM": odm}
 
