@@ -71,11 +71,11 @@ def margins(out, quick, dataset="heart", seed=0):
     lam = [2.0 ** p for p in ((0, 5, 10) if quick else range(0, 21, 2))]
     models = {
         "SVM": (SVMPerSample(tol=1e-3), {"lam": lam}),
-        "ODML": (fast.ODMLClassifier(kernel="linear", tol=1e-3), {"lam": lam, "mu1": [2.0 ** -4, 1.0, 2.0 ** 4],
+        "ODML": (fast.ODMLClassifier(fit_intercept=False, kernel="linear", tol=1e-3), {"lam": lam, "mu1": [2.0 ** -4, 1.0, 2.0 ** 4],
                                                  "mu2": [2.0 ** -4, 1.0, 2.0 ** 4]}),
-        "ODM": (fast.ODMClassifier(kernel="linear", tol=1e-3), {"lam": lam, "mu": [0.2, 0.6],
+        "ODM": (fast.ODMClassifier(fit_intercept=False, kernel="linear", tol=1e-3), {"lam": lam, "mu": [0.2, 0.6],
                                                "theta": [0.2, 0.6]}),
-        "LDM": (fast.LDMClassifier(kernel="linear", tol=1e-3), {"C": [10.0, 50.0, 100.0],
+        "LDM": (fast.LDMClassifier(fit_intercept=False, kernel="linear", tol=1e-3), {"C": [10.0, 50.0, 100.0],
                                                "lam1": [2.0 ** -8, 2.0 ** -5, 2.0 ** -2],
                                                "lam2": [2.0 ** -8, 2.0 ** -5, 2.0 ** -2]}),
         "SVM (C grid of seed 001)": (fast.SVMClassifier(fit_intercept=False, kernel="linear", tol=1e-3),
@@ -154,7 +154,8 @@ def timing(out, quick, seed=0):
         for m in lin_sizes:
             X, y = data(m, 50)
             for name, mk in (
-                    ("fast ODM, linear (DCD)", lambda: fast.ODMClassifier(lam=C * m, kernel="linear", tol=1e-3)),
+                    ("fast ODM, linear (DCD)", lambda: fast.ODMClassifier(lam=C * m, fit_intercept=False, kernel="linear",
+                                                               tol=1e-3)),
                     ("fast SVM, linear, no bias (DCD)",
                      lambda: fast.SVMClassifier(C=C, fit_intercept=False, kernel="linear", tol=1e-3)),
                     ("LIBLINEAR LinearSVC (hinge, dual)",
@@ -170,7 +171,7 @@ def timing(out, quick, seed=0):
                              ("LIBSVM SVC (RBF)",
                               lambda: SVC(C=1.0, kernel="rbf", gamma=0.05, tol=1e-3)),
                              ("fast ODM, RBF (DCD)",
-                              lambda: fast.ODMClassifier(lam=1.0 * m, kernel="rbf",
+                              lambda: fast.ODMClassifier(lam=1.0 * m, fit_intercept=False, kernel="rbf",
                                                          gamma=0.05, tol=1e-3))):
                 series.setdefault(("kernel", name), []).append(
                     (m, _best_time(lambda: mk().fit(X, y), repeat)))
