@@ -156,6 +156,14 @@ def mode(args):
     return "quick" if args.quick else "full"
 
 
+def mode_sentences(args):
+    """The end of a binary script's protocol line: the bias feature if asked, and the mode."""
+    return (("A constant feature 1 is appended (--bias-feature). " if args.bias_feature
+             else "")
+            + ("QUICK MODE: reduced grid and 2 splits, so only indicative." if args.quick
+               else "Full mode: the paper's grids."))
+
+
 def select(args, names):
     if not args.datasets:
         return list(names)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 import _binary
-from _common import begin, mode, paper_table, parser, run_cells
+from _common import begin, mode, mode_sentences, paper_table, parser, run_cells
 
 NAME = "seed001_ldm"
 DATA_NOTES = {
@@ -104,11 +104,7 @@ def path_builders(quick, tol, max_iter):
     """``--search path``: ``fast.SVMClassifierCV`` and ``fast.LDMClassifierCV``, whose folds
     run the C grid {10, 50, 100} as one warm-started path per (lambda1, lambda2, gamma);
     the same grid, folds and selection as GridSearchCV (see :func:`_common.fit_path_cv`)."""
-    try:
-        from fast import cv as fast_cv
-    except ImportError:
-        raise SystemExit("--search path needs fast/cv.py (the cross-validated estimators)") \
-            from None
+    from fast import cv as fast_cv
 
     G = grids(quick)
 
@@ -163,10 +159,7 @@ def main(argv=None):
                 + ("GridSearchCV. " if args.search == "grid" else
                    "fast.SVMClassifierCV / LDMClassifierCV (one warm-started C path per fold "
                    "and (lambda1, lambda2, sigma)). ")
-                + ("A constant feature 1 is appended (--bias-feature). " if args.bias_feature
-                   else "")
-                + ("QUICK MODE: reduced grid and 2 splits, so only indicative." if args.quick
-                   else "Full mode: the paper's grids."))
+                + mode_sentences(args))
     notes = ["Paper columns: seed 001 Tables 2 (linear) and 3 (RBF), mean ± std over 30 "
              "splits (printed as fractions; x 100 here).",
              "A flag means |ours - paper| > the paper's std; with n splits our own standard "

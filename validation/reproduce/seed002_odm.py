@@ -14,7 +14,7 @@ gamma in {2^-4, 2^-2, 2^0, 2^2, 2^4} / d. The SVM is seed 002's eq. 2,
 from __future__ import annotations
 
 import _binary
-from _common import SVMPerSample, begin, mode, paper_table, parser, pow2, run_cells
+from _common import SVMPerSample, begin, mode, mode_sentences, paper_table, parser, pow2, run_cells
 
 NAME = "seed002_odm"
 DATA_NOTES = {
@@ -121,11 +121,7 @@ def path_builders(quick, tol, max_iter):
     """``--search path``: ODM and ODML through ``fast.ODMClassifierCV`` /
     ``fast.ODMLClassifierCV`` (warm-started lambda paths); the SVM stays on GridSearchCV (its
     C = lambda/m depends on the fold size, which a C path cannot follow)."""
-    try:
-        from fast import cv as fast_cv
-    except ImportError:
-        raise SystemExit("--search path needs fast/cv.py (the cross-validated estimators)") \
-            from None
+    from fast import cv as fast_cv
 
     G = grids(quick)
 
@@ -180,10 +176,7 @@ def main(argv=None):
                 + ("GridSearchCV. " if args.search == "grid" else
                    "fast.ODMClassifierCV / ODMLClassifierCV (warm-started paths), SVM by "
                    "GridSearchCV. ")
-                + ("A constant feature 1 is appended (--bias-feature). " if args.bias_feature
-                   else "")
-                + ("QUICK MODE: reduced grid and 2 splits, so only indicative." if args.quick
-                   else "Full mode: the paper's grids."))
+                + mode_sentences(args))
     notes = ["Paper columns: seed 002 Tables 2 (linear) and 3 (RBF), mean ± std over 30 splits; "
              "the 'seed 000' column is the conference version (50/50 split, its Tables 2-3), "
              "shown for reference, not flagged.",
