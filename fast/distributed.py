@@ -10,7 +10,11 @@ with ODM's loss (``c [max(0, 1-theta-g)^2 + mu max(0, g-1-theta)^2]``, ``c = lam
 (1-theta)^2)``, the objective ``f_O`` of :class:`refmodels.ODM`) or the squared hinge
 (``C max(0, 1-g)^2``, LIBLINEAR's ``-s 2``, scikit-learn's ``LinearSVC``). The rows of ``X``
 are a Dask array chunked by rows only; they may live on the workers of a cluster or be read
-from a file at every pass (:func:`memmap_rows`). The driver holds ``d``-vectors and one
+from a file at every pass (:func:`memmap_rows`). Sparse rows stay sparse: a
+``scipy.sparse`` matrix is split into CSR row partitions of about :data:`CHUNK_BYTES` of
+stored entries, and a Dask array may have CSR chunks (``da.from_array(X, chunks=(rows,
+d), asarray=False)``); every term of a partition then costs O(its stored entries), plus
+``d^2`` for the formed Hessian. The driver holds ``d``-vectors and one
 ``d x d`` matrix, never a row.
 
 **One pass per Newton step.** Every sum over the rows that the trust-region Newton method
@@ -55,6 +59,7 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
+import scipy.sparse as sp
 from numba import njit
 
 from . import _tron
@@ -124,8 +129,10 @@ def _margins(X, W, sb):
 
 def _check_block(X, y):
     """The counts that refuse bad data, from the first pass (no second pass over the data):
-    non-finite entries of ``X``, labels not +-1 (or not finite), labels +1 and -1."""
-    return {"bad_x": int(X.size - np.count_nonzero(np.isfinite(X))),
+    non-finite entries of ``X`` (its stored values when sparse), labels not +-1 (or not
+    finite), labels +1 and -1."""
+    vals = X.data if sp.issparse(X) else X
+    return {"bad_x": int(vals.size - np.count_nonzero(np.isfinite(vals))),
             "bad_y": int(np.count_nonzero((y != 1.0) & (y != -1.0))),
             "n_pos": int(np.count_nonzero(y == 1.0)), "n_neg": int(np.count_nonzero(y == -1.0))}
 
@@ -135,7 +142,9 @@ def _part(X, y, W, spec):
     columns: ``[w]`` (the point), ``[w, s, w + s]`` (a trial point: terms at ``w + s``) or,
     for ``task == "hv"``, ``[w, v]`` (``X_S^T (D_S (X_S v))`` at ``w``)."""
     kind, params, sb, task, formed, first = spec
-    X = np.asarray(X, dtype=np.float64)
+    # (a sparse partition stays sparse: CSR, every product below O(its stored entries))
+    X = (sp.csr_matrix(X, dtype=np.float64) if sp.issparse(X)
+         else np.asarray(X, dtype=np.float64))
     y = np.asarray(y, dtype=np.float64).ravel()
     if y.shape[0] != X.shape[0]:
         raise ValueError(f"y's partition has {y.shape[0]} labels for {X.shape[0]} rows of X")
@@ -164,21 +173,26 @@ def _part(X, y, W, spec):
     gabs = np.zeros(dp)
     g[:d] = XS.T @ cS
     rd = np.sqrt(dS)
-    XS *= rd[:, None]                       # sqrt(D_S) X_S: H's part is its Gram
+    sparse = sp.issparse(XS)
+    if sparse:
+        XS = sp.diags(rd) @ XS              # sqrt(D_S) X_S: H's part is its Gram
+    else:
+        XS *= rd[:, None]
     if formed:
         H = np.zeros((dp, dp))
-        H[:d, :d] = XS.T @ XS
+        H[:d, :d] = (XS.T @ XS).toarray() if sparse else XS.T @ XS
         if sb:
             H[:d, d] = H[d, :d] = XS.T @ (sb * rd)
     else:
         H = np.zeros(dp)
-        H[:d] = np.einsum("ij,ij->j", XS, XS)
+        H[:d] = (np.asarray(XS.multiply(XS).sum(axis=0)).ravel() if sparse
+                 else np.einsum("ij,ij->j", XS, XS))
     if sb:
         g[d] = sb * cS.sum()
         gabs[d] = sb * np.abs(cS).sum()
         H[(d, d) if formed else d] = sb * sb * dS.sum()
     # |X_S|^T |c_S| as |sqrt(D_S) X_S|^T (|c_S| / sqrt(D_S)), in place (no third copy)
-    gabs[:d] = np.abs(XS, out=XS).T @ (np.abs(cS) / rd)
+    gabs[:d] = (abs(XS) if sparse else np.abs(XS, out=XS)).T @ (np.abs(cS) / rd)
     out.update(f=f, red=red, s1=s1, s2=s2, lo=lo, hi=hi, n_lo=n_lo, n_hi=n_hi, n_act=S.size,
                g=g, gabs=gabs, H=H)
     return out
@@ -455,7 +469,8 @@ def solve_odm(X, y, lam=1.0, mu=1.0, theta=0.0, *, fit_intercept=False, intercep
 
     Parameters
     ----------
-    X : Dask array (m, d) chunked by rows only (a NumPy array is wrapped in one), real
+    X : Dask array (m, d) chunked by rows only (a NumPy array is wrapped in one, a
+        ``scipy.sparse`` matrix split into CSR row partitions; chunks may be CSR), real
         entries; :func:`memmap_rows` reads one from a raw float64 file at every pass
     y : labels +1 / -1, both present: a NumPy vector or a Dask vector chunked as X's rows
     lam, mu, theta : ODM's parameters (``lam > 0``, ``mu >= 0``, ``0 <= theta < 1``)
@@ -501,10 +516,13 @@ def solve_svm(X, y, C=1.0, *, loss="squared_hinge", fit_intercept=False,
 
 def _as_rows(X, da):
     """``X`` as a Dask array chunked by rows only (a NumPy array wrapped), checked."""
-    if not (hasattr(X, "to_delayed") and hasattr(X, "chunks")):
-        if hasattr(X, "tocsr"):
-            raise ValueError("X must be a dense Dask array (or NumPy array); got a sparse "
-                             "matrix")
+    if not (hasattr(X, "to_delayed") and hasattr(X, "chunks")) and sp.issparse(X):
+        # row partitions of about CHUNK_BYTES of stored entries, never densified
+        X = sp.csr_matrix(X)
+        per_row = 12.0 * max(X.nnz, 1) / max(X.shape[0], 1)
+        rows = int(max(1, CHUNK_BYTES // max(per_row, 1.0)))
+        X = da.from_array(X, chunks=(rows, X.shape[1]), asarray=False)
+    elif not (hasattr(X, "to_delayed") and hasattr(X, "chunks")):
         X = np.asarray(X)
         if X.ndim == 2:
             rows = max(1, CHUNK_BYTES // (8 * max(X.shape[1], 1)))
