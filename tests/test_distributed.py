@@ -393,7 +393,10 @@ def test_sparse_rows_stay_sparse_and_give_the_dense_point(monkeypatch, kind, fit
                               hessian_max_d=hessian_max_d)
         monkeypatch.undo()
     assert res.info["partitions"] >= 3 and chunked.info["partitions"] == -(-X.shape[0] // 250)
-    assert res.hessian == ("products" if hessian_max_d == 10 else "formed")
+    # (sparse rows form the Hessian up to SPARSE_HESSIAN_MAX_D features by default)
+    formed = X.shape[1] <= (hessian_max_d if hessian_max_d is not None
+                            else D.SPARSE_HESSIAN_MAX_D)
+    assert res.hessian == chunked.hessian == ("formed" if formed else "products")
     _agrees(res, prob)
     _agrees(chunked, prob)
     dense = D.solve_odm(Xd, y, float(X.shape[0]), 0.5, 0.3, fit_intercept=fit_intercept,

@@ -7,7 +7,8 @@ on dask's threaded scheduler (no cluster) with the same chunks, against ``fast.s
 single-machine TRON), interleaved, best of ``--repeat``. Reported: time, passes over the
 data, Newton iterations, the relative gap of the two objectives (recomputed by the
 problem), and the certificate ``prob.certify(prob.solution_from(w=...), reference=False)``
-of each point. Data: ``_harness.binary_data`` (standardised, 5 % labels flipped); ODM at
+of each point. Data: ``_harness.binary_data`` (standardised, 5 % labels flipped), and CSR
+rows (50 stored entries a row among 20,000 features, unit rows, as rcv1's); ODM at
 ``lam = m``, ``mu = 0.5``, ``theta = 0.3``.
 
 (b) ``--out-of-core GB``: writes a raw float64 file of about that many GB (``--d`` features,
@@ -19,6 +20,7 @@ the file's size. The file was just written, so the reads may come from the page 
 cold read runs at the disk's speed). The files are removed at the end (``--keep`` keeps them).
 
     python validation/bench_distributed.py                    # (a) at 200,000 x 100, 1,000,000 x 20
+                                                              # and CSR 200,000 x 20,000
     python validation/bench_distributed.py --quick            # (a) at a tenth of that
     python validation/bench_distributed.py --out-of-core 2 --dir /tmp   # (b) only
 """
@@ -107,9 +109,10 @@ def overhead(R, args):
     import dask.array as da
     import distributed
 
-    sizes = [(200000, 100), (1000000, 20)]
+    # (m, d, stored entries a row: None for dense rows)
+    sizes = [(200000, 100, None), (1000000, 20, None), (200000, 20000, 50)]
     if args.quick:
-        sizes = [(m // 10, d) for m, d in sizes]
+        sizes = [(m // 10, d // (10 if k else 1), k) for m, d, k in sizes]
     rows = []
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
                                   dashboard_address=":0") as cluster, \
@@ -117,9 +120,9 @@ def overhead(R, args):
         Xw, yw = H.binary_data(2000, 10, seed=1)
         wd = H.warmup(lambda: (_fast_side(Xw, yw)(), _dask_side(da.from_array(Xw, chunks=(500, 10)),
                                                                yw)()))
-        for m, d in sizes:
-            X, y = H.binary_data(m, d, seed=0)
-            Xa = da.from_array(X, chunks=(-(-m // args.parts), d))
+        for m, d, k in sizes:
+            X, y = H.binary_data(m, d, seed=0) if k is None else _sparse_data(m, d, k)
+            Xa = da.from_array(X, chunks=(-(-m // args.parts), d), asarray=k is None)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")        # (the data go to the workers once)
                 Xd = client.persist(Xa)
@@ -137,7 +140,8 @@ def overhead(R, args):
                 warnings.simplefilter("ignore")
                 c_fast = prob.certify(prob.solution_from(w=sol.variables["w"]), reference=False)
                 c_dist = prob.certify(prob.solution_from(w=res.w), reference=False)
-            rows.append([f"{m:,} x {d}", f"{t_fast:.2f}", sol.n_iter, f"{t_dist:.2f}",
+            rows.append([f"{m:,} x {d}" + ("" if k is None else f" CSR, {k} a row"),
+                         f"{t_fast:.2f}", sol.n_iter, f"{t_dist:.2f}",
                          f"{t_dist / t_fast:.2f}", f"{t_thr:.2f}", f"{t_thr / t_fast:.2f}",
                          res.n_iter, res.passes,
                          f"{H.rel_gap(P_dist, P_fast):+.1e}", f"{res.residual:.1e}",
@@ -152,6 +156,22 @@ def overhead(R, args):
                     f"processes=False), X persisted in {args.parts} row chunks, and on "
                     f"dask's threaded scheduler (no cluster, the same chunks); ratio: "
                     f"/ fast.solve")
+
+
+def _sparse_data(m, d, k, seed=0):
+    """CSR rows with ``k`` stored entries each (uniform columns, values in [0, 1), rows of
+    unit norm, as rcv1's), labels of a random linear rule with 5 % flipped."""
+    import scipy.sparse as sp
+
+    r = np.random.default_rng(seed)
+    X = sp.csr_matrix((r.random(m * k), r.integers(0, d, size=m * k).astype(np.int32),
+                       np.arange(0, m * k + 1, k, dtype=np.int64)), shape=(m, d))
+    X.sum_duplicates()
+    X = (sp.diags(1.0 / np.sqrt(np.asarray(X.multiply(X).sum(1)).ravel())) @ X).tocsr()
+    f = X @ r.normal(size=d)
+    y = np.where(f > np.median(f), 1.0, -1.0)
+    y[r.random(m) < 0.05] *= -1
+    return X, y
 
 
 def _write_file(directory, gb, d, seed=0):
