@@ -16,7 +16,7 @@ from numba import njit
 
 from . import _kernels as _K
 from ._chunk import PAUSED
-from ._rows import row_axpy, row_dot
+from ._rows import PREFETCH_AHEAD, prefetch, row_axpy, row_dot, row_prefetch
 
 MODE_GRAM, MODE_CACHE, MODE_LINEAR, MODE_CSR = 0, 1, 2, 3
 
@@ -228,6 +228,13 @@ def _make_epochs(mode):
                     ctl[C_POS] = a
                     return PAUSED
                 i = index[a]
+                if mode == 3:
+                    # the rows a few points ahead, asked for now (random order: no stream
+                    # for the hardware to follow), and their offsets further ahead
+                    if a + PREFETCH_AHEAD < active:
+                        row_prefetch(index[a + PREFETCH_AHEAD], indptr, indices, vals)
+                    if a + 2 * PREFETCH_AHEAD < active:
+                        prefetch(indptr, index[a + 2 * PREFETCH_AHEAD])
                 if mode <= 1:
                     cost = 0.0
                 elif mode == 2:

@@ -54,7 +54,8 @@ from numba import njit
 from . import _chunk, _common
 from ._chunk import PAUSED
 from ._dcd_epochs import CSR_ENTRY_COST, POINT_COST
-from ._rows import row_arrays, row_axpy, row_dot, row_sqnorms
+from ._rows import (PREFETCH_AHEAD, prefetch, row_arrays, row_axpy, row_dot, row_prefetch,
+                    row_sqnorms)
 
 #: the data of the epochs: CSR rows (``indptr`` int64, ``indices`` int32, ``data``), labels
 #: ``y``, ``||x_i||^2`` (``sqn``), ``x_i^T xbar`` (``xb``) and the constants ``k``:
@@ -144,6 +145,11 @@ def _epochs(data, st, opt, budget):
                 ctl[C_PGMAX_NEW], ctl[C_PGMIN_NEW] = pgmax_new, pgmin_new
                 return PAUSED
             i = index[a]
+            # (the rows ahead asked for now: :func:`fast._rows.row_prefetch`)
+            if a + PREFETCH_AHEAD < active:
+                row_prefetch(index[a + PREFETCH_AHEAD], indptr, indices, vals)
+            if a + 2 * PREFETCH_AHEAD < active:
+                prefetch(indptr, index[a + 2 * PREFETCH_AHEAD])
             cost = CSR_ENTRY_COST * (indptr[i + 1] - indptr[i])
             work += POINT_COST + cost
             yi = y[i]

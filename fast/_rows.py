@@ -11,7 +11,17 @@ from collections import namedtuple
 
 import numpy as np
 import scipy.sparse as sp
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+#: how many points ahead of the current one the epochs of the coordinate descents ask for
+#: a row (:func:`row_prefetch`): their random order reads each row from memory with no
+#: stream for the hardware's prefetcher to follow. At 500,000 x 50,000 CSR rows (70
+#: stored entries each) a pass of row products in random order took 0.50-0.64 s, in
+#: storage order 0.14 s, and 0.20-0.27 s with the rows 4 to 8 points ahead prefetched
+PREFETCH_AHEAD = 8
 
 
 #: the rows of a data matrix as the numba loops read them (:func:`row_arrays`): ``mode`` 0
@@ -92,6 +102,46 @@ def row_axpy(mode, i, c, Xd, indptr, indices, data, out):
     else:
         for k in range(indptr[i], indptr[i + 1]):
             out[indices[k]] += c * data[k]
+
+
+@intrinsic
+def prefetch(typingctx, arr, idx):
+    """A hint that ``arr[idx]`` (1-D array) will be read soon: LLVM's ``prefetch`` (for a
+    read, into all cache levels). It never faults, whatever the index: an address past the
+    array is only a wasted hint. (The unmangled name is upgraded by LLVM to its pointer
+    type's, on the typed and the opaque pointers of llvmlite's versions alike.)"""
+    if not isinstance(arr, types.Array) or arr.ndim != 1 or not isinstance(idx, types.Integer):
+        return None
+
+    def codegen(context, builder, signature, args):
+        aryty = signature.args[0]
+        ary = context.make_array(aryty)(context, builder, args[0])
+        ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [args[1]],
+                                       wraparound=False)
+        i8p = ir.PointerType(ir.IntType(8))
+        i32 = ir.IntType(32)
+        fn = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]),
+            "llvm.prefetch")
+        # (address, read, locality 3: keep in all levels, data cache)
+        builder.call(fn, [builder.bitcast(ptr, i8p), ir.Constant(i32, 0), ir.Constant(i32, 3),
+                          ir.Constant(i32, 1)])
+        return context.get_dummy_value()
+
+    return types.void(arr, idx), codegen
+
+
+@njit(cache=True, inline="always")
+def row_prefetch(i, indptr, indices, data):
+    """Ask for CSR row ``i``'s stored values and column indices (a hint per cache line of
+    64 bytes: 8 values, 16 indices) ahead of its :func:`row_dot` in a random order. Dense
+    rows are contiguous: after their first lines the hardware follows them."""
+    s0 = indptr[i]
+    s1 = indptr[i + 1]
+    for k in range(s0, s1, 8):
+        prefetch(data, k)
+    for k in range(s0, s1, 16):
+        prefetch(indices, k)
 
 
 @njit(cache=True)

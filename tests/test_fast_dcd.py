@@ -335,19 +335,19 @@ def test_the_dcd_driver_runs_blas_on_one_thread(monkeypatch):
 
 def test_default_cap_counts_the_points_visited_not_the_epochs(monkeypatch):
     """The default cap is a work budget on the points the epochs visit: shrinking makes the
-    late epochs cheap, and a run that needs more epochs than the budget's full epochs (330
-    here against 190 full epochs' visits) finishes; a smaller budget stops it within one
+    late epochs cheap, and a run that needs more epochs than the budget's full epochs (167
+    here against 101 full epochs' visits) finishes; a smaller budget stops it within one
     epoch past the cap, with a warning that names the default cap."""
     from fast import _dcd
 
     X, y = _sparse_binary(0, m=3000, d=2000, per_row=20, flip=0.1)
     prob = rm.SVM(X, y, C=100.0)
     monkeypatch.setattr(_dcd, "EPOCH_WORK_BUDGET", 1.0)
-    monkeypatch.setattr(_dcd, "MIN_EPOCHS", 250)
+    monkeypatch.setattr(_dcd, "MIN_EPOCHS", 120)
     sol = fast.solve(prob, method="dcd", random_state=0)
-    assert sol.status == "optimal" and sol.info["work_cap_epochs"] == 250
-    assert sol.info["n_iter"] > 250 and sol.info["visits"] <= 250 * 3000
-    assert sol.info["max_iter"] == _dcd.EPOCH_CAP_FACTOR * 250
+    assert sol.status == "optimal" and sol.info["work_cap_epochs"] == 120
+    assert sol.info["n_iter"] > 120 and sol.info["visits"] <= 120 * 3000
+    assert sol.info["max_iter"] == _dcd.EPOCH_CAP_FACTOR * 120
     monkeypatch.setattr(_dcd, "MIN_EPOCHS", 20)
     with pytest.warns(ConvergenceWarning, match="the work of 20 full epochs"):
         sol = fast.solve(prob, method="dcd", random_state=0)
@@ -428,3 +428,87 @@ def test_row_sqnorms_of_sparse_rows_without_a_temporary_matrix():
     X32 = sp.csr_matrix(r.random((5, 4)).astype(np.float32))
     np.testing.assert_allclose(row_sqnorms(X32), (X32.toarray().astype(float) ** 2).sum(1),
                                rtol=1e-15)
+
+
+def test_row_prefetch_is_only_a_hint():
+    """``fast._rows.prefetch`` compiles to LLVM's prefetch, which never faults: hints at
+    indices far past the array (as the epochs give near the end of the active set's order
+    would not, but a bug might) leave the data and the row products as they were."""
+    import scipy.sparse as sp
+    from numba import njit
+
+    from fast._rows import prefetch, row_dot, row_prefetch
+
+    X = sp.random(50, 30, density=0.3, random_state=np.random.default_rng(0), format="csr")
+    indptr, indices, data = X.indptr.astype(np.int64), X.indices, X.data
+    w = np.random.default_rng(1).normal(size=30)
+
+    @njit
+    def dots_with_hints(indptr, indices, data, w, order, far):
+        out = np.empty(order.shape[0])
+        Xd = np.zeros((1, 1))
+        for a in range(order.shape[0]):
+            if a + 3 < order.shape[0]:
+                row_prefetch(order[a + 3], indptr, indices, data)
+            prefetch(data, far)
+            prefetch(indptr, -far)
+            out[a] = row_dot(1, order[a], Xd, indptr, indices, data, w)
+        return out
+
+    order = np.random.default_rng(2).permutation(50)
+    before = data.copy()
+    got = dots_with_hints(indptr, indices, data, w, order, 10**9)
+    np.testing.assert_allclose(got, (X @ w)[order], rtol=1e-13, atol=1e-15)
+    np.testing.assert_array_equal(data, before)
+
+
+def test_subspace_polish_stops_its_conjugate_gradients_at_the_descents_tolerance():
+    """Near the optimum the free variables' gradient is already small: the conjugate
+    gradients stop once every entry of the residual is within ``SUBSPACE_PG_FRACTION *
+    pg_tol`` (fewer iterations than the relative stop), and the step they give meets it."""
+    from fast import _dcd
+
+    X, y = _sparse_binary(1, m=3000, d=1500, per_row=10, flip=0.1)
+    prob = rm.SVM(X, y, C=1.0)
+    oracle = _dcd.oracle_for(prob, "linear", 200.0)
+    # a point near the optimum with the optimum's free set
+    sol = fast.solve(prob, method="dcd", random_state=0, tol=1e-12)
+    alpha_opt = sol.variables["alpha"]
+    free = (alpha_opt > 0) & (alpha_opt < 1.0)
+    rng = np.random.default_rng(0)
+    alpha0 = alpha_opt.copy()
+    alpha0[free] = np.clip(alpha_opt[free] + 1e-6 * rng.normal(size=free.sum()), 1e-9,
+                           1.0 - 1e-9)
+    its = {}
+    for pg_tol in (0.0, 1e-8):
+        alpha = alpha0.copy()
+        s, _ = oracle.product(alpha)             # (u = sign alpha, sign 1: Q = Y X X^T Y)
+        its[pg_tol] = _dcd._subspace_polish(oracle, 1.0, -1.0, 0.0, 0.0, 1.0, alpha, s,
+                                            np.inf, pg_tol=pg_tol)
+        assert its[pg_tol] > 0                       # the step was kept
+        s, _ = oracle.product(alpha)
+        g = s[free] - 1.0
+        if pg_tol:
+            assert np.max(np.abs(g)) <= _dcd.SUBSPACE_PG_FRACTION * pg_tol * 1.5
+    assert its[1e-8] < its[0.0]
+
+
+def test_short_chunk_after_a_nearly_exact_subspace_step_keeps_the_point():
+    """After a kept subspace step that sent at most ``SUBSPACE_CLIPPED`` of the free set to a
+    bound, the next chunk is short (a few epochs, then the next polish): the run needs fewer
+    epochs than with the full chunks, and ends at the same certified optimum."""
+    from fast import _dcd
+
+    X, y = _sparse_binary(1, m=4000, d=2000, per_row=10, flip=0.2)
+    prob = rm.SVM(X, y, C=10.0)
+    short = fast.solve(prob, method="dcd", random_state=3)
+    old = _dcd.SUBSPACE_CLIPPED
+    try:
+        _dcd.SUBSPACE_CLIPPED = -1.0                   # never short
+        full = fast.solve(rm.SVM(X, y, C=10.0), method="dcd", random_state=3)
+    finally:
+        _dcd.SUBSPACE_CLIPPED = old
+    assert short.status == full.status == "optimal"
+    assert short.info["n_iter"] < full.info["n_iter"]
+    assert prob.certify(short, reference=False).ok
+    assert rel(short.objective, full.objective) <= 1e-8
