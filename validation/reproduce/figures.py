@@ -138,6 +138,8 @@ def timing(out, quick, seed=0):
     from sklearn.svm import SVC, LinearSVC
 
     plt = _plt()
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
     repeat = 2 if quick else 3
     lin_sizes = [2000, 4000, 8000, 16000] if quick else [2000, 8000, 32000, 128000]
     ker_sizes = [500, 1000, 2000] if quick else [500, 1000, 2000, 4000, 8000]
@@ -186,6 +188,12 @@ def timing(out, quick, seed=0):
             slope = float(np.polyfit(np.log(ms), np.log(ts), 1)[0])
             slopes[name] = slope
             ax.loglog(ms, ts, "o-", label=f"{name}: slope {slope:.2f}")
+        # ticks at the measured sizes, written out (matplotlib's minor labels of a log axis
+        # overlapped at 3x10^3 and 4x10^3)
+        sizes = lin_sizes if group == "linear" else ker_sizes
+        ax.set_xticks(sizes)
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
+        ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set_xlabel(xl)
         ax.set_ylabel("fit time, best of %d (s)" % repeat)
         ax.grid(alpha=0.3, which="both")
