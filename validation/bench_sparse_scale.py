@@ -17,8 +17,8 @@ Rows (each a subprocess, so that its peak resident memory is its own):
   gap is reported relative to the fast SVM's dual objective (the certificate asks 1e-6);
 * ``ODM``, ``SVM``, ``ODML``, ``LDM``: ``fast.solve`` (``method="auto"``) then
   ``prob.certify(sol, reference=False)``; ODM at ``lam = m`` (the estimator's default),
-  ``mu = 0.5``, ``theta = 0.3``; SVM at ``C = 1``; ODML ``lam = m``, ``mu1 = mu2 = 0.1``; LDM
-  ``C = 1``, ``lam1 = lam2 = 0.05`` (the split path of ``fast.odml``: the whitened data
+  ``mu = 0.5``, ``theta = 0.3``; SVM at ``C = 1`` (``--C``, which also sets LIBLINEAR's and
+  LDM's); ODML ``lam = m``, ``mu1 = mu2 = 0.1``; LDM ``C = 1``, ``lam1 = lam2 = 0.05`` (the split path of ``fast.odml``: the whitened data
   would be dense 500,000 x 50,000).
 
 Reported per row: the time of the solve and of the certificate, its verdict, the peak
@@ -44,6 +44,7 @@ import json, resource, sys, time, warnings
 import numpy as np, scipy.sparse as sp
 warnings.simplefilter("ignore")
 kind, m, d, nnz = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+CC = float(sys.argv[5])
 import refmodels as rm, fast
 out = {}
 t = time.perf_counter()
@@ -86,25 +87,25 @@ except OSError:
 out["rss_data_gb"] = _status_gb("VmRSS")
 if kind == "liblinear":
     from sklearn.svm import LinearSVC
-    LinearSVC(loss="squared_hinge", dual=False, C=1.0, fit_intercept=False,
+    LinearSVC(loss="squared_hinge", dual=False, C=CC, fit_intercept=False,
               tol=1e-4).fit(X[:2000], y[:2000])
     t = time.perf_counter()
-    LinearSVC(loss="squared_hinge", dual=False, C=1.0, fit_intercept=False, tol=1e-4).fit(X, y)
+    LinearSVC(loss="squared_hinge", dual=False, C=CC, fit_intercept=False, tol=1e-4).fit(X, y)
     out["solve_s"] = time.perf_counter() - t; out["status"] = "-"
 elif kind.startswith("liblinear-hinge"):
     from sklearn.svm import LinearSVC
     tol = float(kind.split("@")[1])
-    LinearSVC(loss="hinge", C=1.0, fit_intercept=False, tol=tol).fit(X[:2000], y[:2000])
+    LinearSVC(loss="hinge", C=CC, fit_intercept=False, tol=tol).fit(X[:2000], y[:2000])
     t = time.perf_counter()
-    est = LinearSVC(loss="hinge", C=1.0, fit_intercept=False, tol=tol, max_iter=100000).fit(X, y)
+    est = LinearSVC(loss="hinge", C=CC, fit_intercept=False, tol=tol, max_iter=100000).fit(X, y)
     out["solve_s"] = time.perf_counter() - t; out["status"] = f"{est.n_iter_} epochs"
     w = est.coef_.ravel()
-    out["primal"] = float(0.5 * w @ w + np.maximum(0.0, 1.0 - y * (X @ w)).sum())
+    out["primal"] = float(0.5 * w @ w + CC * np.maximum(0.0, 1.0 - y * (X @ w)).sum())
 else:
     make = {"ODM": lambda X, y: rm.ODM(X, y, lam=float(X.shape[0]), mu=0.5, theta=0.3),
-            "SVM": lambda X, y: rm.SVM(X, y, C=1.0),
+            "SVM": lambda X, y: rm.SVM(X, y, C=CC),
             "ODML": lambda X, y: rm.ODML(X, y, lam=float(X.shape[0]), mu1=0.1, mu2=0.1),
-            "LDM": lambda X, y: rm.LDM(X, y, C=1.0, lam1=0.05, lam2=0.05)}[kind]
+            "LDM": lambda X, y: rm.LDM(X, y, C=CC, lam1=0.05, lam2=0.05)}[kind]
     # (the warm-up compiles the path the full solve takes: ODML / LDM take the split path
     # on the full matrix, the whitened one on 2,000 rows)
     warm = {"ODML": dict(path="split"), "LDM": dict(path="split")}.get(kind, {})
@@ -129,8 +130,8 @@ KINDS = ("liblinear", "ODM", "SVM", "ODML", "LDM")
 HINGE_TOLS = (1e-4, 1e-5)
 
 
-def run(kind, m, d, nnz):
-    res = subprocess.run([sys.executable, "-c", CHILD, kind, str(m), str(d), str(nnz)],
+def run(kind, m, d, nnz, C=1.0):
+    res = subprocess.run([sys.executable, "-c", CHILD, kind, str(m), str(d), str(nnz), repr(C)],
                          capture_output=True, text=True)
     if res.returncode != 0:
         return {"error": (res.stderr.strip().splitlines() or ["?"])[-1][:120]}
@@ -140,6 +141,8 @@ def run(kind, m, d, nnz):
 def main():
     p = H.parser(__doc__.splitlines()[0], m=500000, d=50000, nnz=70)
     p.add_argument("--only", nargs="*", default=list(KINDS), choices=KINDS)
+    p.add_argument("--C", type=float, default=1.0,
+                   help="C of the SVM, the LDM and the LIBLINEAR rows (default 1)")
     args = p.parse_args()
     if args.quick:
         args.m, args.d = 50000, 5000
@@ -147,7 +150,7 @@ def main():
     kinds = ["liblinear"] + [k for k in args.only if k != "liblinear"]
     if "SVM" in kinds:
         kinds += [f"liblinear-hinge@{t:g}" for t in HINGE_TOLS]
-    outs = {k: run(k, args.m, args.d, args.nnz) for k in kinds}
+    outs = {k: run(k, args.m, args.d, args.nnz, args.C) for k in kinds}
     svm_dual = outs.get("SVM", {}).get("dual")
     peer = outs["liblinear"].get("solve_s")
     table = []
@@ -175,7 +178,8 @@ def main():
     R.say(f"data: {args.m:,} x {args.d:,} CSR, {first['nnz']:,} non-zeros "
           f"({first['data_gb']:.2f} GB of arrays), built in {first['build_s']:.1f} s; "
           f"resident with the data alone: {first.get('rss_data_gb') or float('nan'):.2f} GB; "
-          f"peak memory counted from {first.get('peak_from', 'process start')}")
+          f"peak memory counted from {first.get('peak_from', 'process start')}; C = {args.C:g} "
+          f"(SVM, LDM, LIBLINEAR)")
     R.table(["row", "method", "status", "solve s", "/ LIBLINEAR", "certify s", "/ LIBLINEAR",
              "certificate (worst residual)", "peak GB (x data)"], table,
             caption="targets: solve and certificate each <= 2x LIBLINEAR; memory <= 3x data")
