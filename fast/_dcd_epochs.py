@@ -16,7 +16,8 @@ from numba import njit
 
 from . import _kernels as _K
 from ._chunk import PAUSED
-from ._rows import PREFETCH_AHEAD, prefetch, row_axpy, row_dot, row_prefetch
+from ._rows import (PREFETCH_AHEAD, dense_row_prefetch, prefetch, row_axpy, row_dot,
+                    row_prefetch)
 
 MODE_GRAM, MODE_CACHE, MODE_LINEAR, MODE_CSR = 0, 1, 2, 3
 
@@ -230,11 +231,14 @@ def _make_epochs(mode):
                 i = index[a]
                 if mode == 3:
                     # the rows a few points ahead, asked for now (random order: no stream
-                    # for the hardware to follow), and their offsets further ahead
+                    # for the hardware to follow), and their offsets further ahead (dense
+                    # rows too: 300 epochs at 20,000 x 100 took 0.25 s against 0.42 s)
                     if a + PREFETCH_AHEAD < active:
                         row_prefetch(index[a + PREFETCH_AHEAD], indptr, indices, vals)
                     if a + 2 * PREFETCH_AHEAD < active:
                         prefetch(indptr, index[a + 2 * PREFETCH_AHEAD])
+                elif mode == 2 and a + PREFETCH_AHEAD < active:
+                    dense_row_prefetch(index[a + PREFETCH_AHEAD], Xd)
                 if mode <= 1:
                     cost = 0.0
                 elif mode == 2:

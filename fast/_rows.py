@@ -104,6 +104,17 @@ def row_axpy(mode, i, c, Xd, indptr, indices, data, out):
             out[indices[k]] += c * data[k]
 
 
+def _emit_prefetch(builder, ptr):
+    """LLVM's ``prefetch`` of the address ``ptr``: for a read, locality 3 (keep in all
+    cache levels), data cache."""
+    i8p = ir.PointerType(ir.IntType(8))
+    i32 = ir.IntType(32)
+    fn = cgutils.get_or_insert_function(
+        builder.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]), "llvm.prefetch")
+    builder.call(fn, [builder.bitcast(ptr, i8p), ir.Constant(i32, 0), ir.Constant(i32, 3),
+                      ir.Constant(i32, 1)])
+
+
 @intrinsic
 def prefetch(typingctx, arr, idx):
     """A hint that ``arr[idx]`` (1-D array) will be read soon: LLVM's ``prefetch`` (for a
@@ -118,24 +129,42 @@ def prefetch(typingctx, arr, idx):
         ary = context.make_array(aryty)(context, builder, args[0])
         ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [args[1]],
                                        wraparound=False)
-        i8p = ir.PointerType(ir.IntType(8))
-        i32 = ir.IntType(32)
-        fn = cgutils.get_or_insert_function(
-            builder.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]),
-            "llvm.prefetch")
-        # (address, read, locality 3: keep in all levels, data cache)
-        builder.call(fn, [builder.bitcast(ptr, i8p), ir.Constant(i32, 0), ir.Constant(i32, 3),
-                          ir.Constant(i32, 1)])
+        _emit_prefetch(builder, ptr)
         return context.get_dummy_value()
 
     return types.void(arr, idx), codegen
+
+
+@intrinsic
+def prefetch_row_entry(typingctx, arr, i, j):
+    """:func:`prefetch` of ``arr[i, j]`` for a 2-D array (a dense row's cache line)."""
+    if not isinstance(arr, types.Array) or arr.ndim != 2 or not (
+            isinstance(i, types.Integer) and isinstance(j, types.Integer)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        aryty = signature.args[0]
+        ary = context.make_array(aryty)(context, builder, args[0])
+        ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [args[1], args[2]],
+                                       wraparound=False)
+        _emit_prefetch(builder, ptr)
+        return context.get_dummy_value()
+
+    return types.void(arr, i, j), codegen
+
+
+@njit(cache=True, inline="always")
+def dense_row_prefetch(i, Xd):
+    """Ask for dense row ``i`` (a hint per cache line of 8 values) ahead of its product."""
+    for t in range(0, Xd.shape[1], 8):
+        prefetch_row_entry(Xd, i, t)
 
 
 @njit(cache=True, inline="always")
 def row_prefetch(i, indptr, indices, data):
     """Ask for CSR row ``i``'s stored values and column indices (a hint per cache line of
     64 bytes: 8 values, 16 indices) ahead of its :func:`row_dot` in a random order. Dense
-    rows are contiguous: after their first lines the hardware follows them."""
+    rows: :func:`dense_row_prefetch`."""
     s0 = indptr[i]
     s1 = indptr[i + 1]
     for k in range(s0, s1, 8):

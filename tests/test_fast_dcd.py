@@ -461,6 +461,22 @@ def test_row_prefetch_is_only_a_hint():
     np.testing.assert_allclose(got, (X @ w)[order], rtol=1e-13, atol=1e-15)
     np.testing.assert_array_equal(data, before)
 
+    from fast._rows import dense_row_prefetch, prefetch_row_entry
+
+    @njit
+    def dense_dots_with_hints(Xd, w, order, far):
+        out = np.empty(order.shape[0])
+        for a in range(order.shape[0]):
+            if a + 3 < order.shape[0]:
+                dense_row_prefetch(order[a + 3], Xd)
+            prefetch_row_entry(Xd, far, -far)
+            out[a] = row_dot(0, order[a], Xd, indptr, indices, data, w)
+        return out
+
+    Xd = X.toarray()
+    got = dense_dots_with_hints(Xd, w, order, 10**9)
+    np.testing.assert_allclose(got, (Xd @ w)[order], rtol=1e-13, atol=1e-15)
+
 
 def test_subspace_polish_stops_its_conjugate_gradients_at_the_descents_tolerance():
     """Near the optimum the free variables' gradient is already small: the conjugate
