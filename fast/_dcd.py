@@ -120,8 +120,9 @@ SETTLED_FRACTION = 0.1
 #: the subspace polish (``subspace_polish`` of :func:`run`) may spend about this fraction
 #: of the multiply-adds the epochs spent so far
 SUBSPACE_WORK = 0.5
-#: (its conjugate gradients: ``SUBSPACE_MAX_CG`` and ``SUBSPACE_PG_FRACTION`` of
+#: (its conjugate gradients' caps: ``SUBSPACE_MAX_CG`` and ``SUBSPACE_PG_FRACTION`` of
 #: :mod:`fast._polish`)
+
 #: after a kept subspace step that moved at most this fraction of the free set to a bound,
 #: the next chunk is :data:`SUBSPACE_SHORT_CHUNK` epochs
 SUBSPACE_CLIPPED = 0.01
@@ -484,7 +485,7 @@ def run(oracle, *, sign, lo, hi, p, dg, alpha0, u0=None, tol, max_iter, seed, sh
                     free = (alpha > lo) & (alpha < hi)
                     # a step that sent few free variables to a bound is nearly the optimum:
                     # a few epochs fix those, and the next polish (cheap: its residual is
-                    # small) finishes; fifty epochs for nine points took a third of the run
+                    # small) finishes (validation/decisions.md)
                     if np.count_nonzero(free != before) <= SUBSPACE_CLIPPED * max(
                             1, np.count_nonzero(before)):
                         short_chunk = SUBSPACE_SHORT_CHUNK

@@ -593,17 +593,15 @@ SUBSPACE_PG_FRACTION = 0.1
 
 
 def subspace_polish(oracle, sigma, p, dg, lo, hi, alpha, s, budget, pg_tol=0.0):
-    """The subspace polish of :func:`fast._dcd.run` (one copy ``sigma``, linear path, any number of
-    features, dense or CSR rows): a projected Newton step on the free variables ``F``
+    """The subspace polish of :func:`fast._dcd.run` (one copy ``sigma``, linear path, any
+    number of features, dense or CSR rows): a projected Newton step on the free variables ``F``
     (strictly inside their box), the others held where they are. ``Q_FF = Z_F Z_F^T +
     dg I`` with ``Z_F = sigma diag(qy_F) X_F`` is never formed: the Newton direction
     ``Q_FF D = -g_F`` is found by conjugate gradients, each iteration two products with the
     rows ``X_F`` (O(their stored entries)), stopped at a relative residual of 1e-12 or
     once every entry of the residual (the free variables' gradient after the step) is
-    within ``SUBSPACE_PG_FRACTION * pg_tol`` (the descent's stop asks ``pg_tol``: near the
-    optimum the first residual is already small, and the relative stop ran 300 iterations
-    where a third sufficed), on
-    curvature that is not positive (``Q_FF`` is singular when ``|F|`` exceeds the rank of
+    within ``SUBSPACE_PG_FRACTION * pg_tol`` (the descent's stop asks ``pg_tol``; near the
+    optimum the first residual is already small), on curvature that is not positive (``Q_FF`` is singular when ``|F|`` exceeds the rank of
     ``X_F``), at :data:`SUBSPACE_MAX_CG` iterations or when ``budget`` multiply-adds are
     spent. The step is then projected on the box, halved until the exact change of the
     dual (a quadratic: ``g_F^T delta + 1/2 delta^T Q_FF delta``) is a decrease, and

@@ -17,10 +17,9 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 #: how many points ahead of the current one the epochs of the coordinate descents ask for
-#: a row (:func:`row_prefetch`): their random order reads each row from memory with no
-#: stream for the hardware's prefetcher to follow. At 500,000 x 50,000 CSR rows (70
-#: stored entries each) a pass of row products in random order took 0.50-0.64 s, in
-#: storage order 0.14 s, and 0.20-0.27 s with the rows 4 to 8 points ahead prefetched
+#: a row (:func:`row_prefetch`, :func:`dense_row_prefetch`): their random order reads each
+#: row from memory with no stream for the hardware's prefetcher to follow (the measured
+#: cost and the choice of 8: validation/decisions.md)
 PREFETCH_AHEAD = 8
 
 

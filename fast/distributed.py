@@ -65,6 +65,7 @@ from numba import njit
 
 from . import _tron
 from ._polish import one_blas_thread
+from ._rowfile import _RowFile
 from ._tron import _loss, _loss_drop
 
 #: at most this many features (with the intercept's): the Hessian is formed (module docstring)
@@ -648,13 +649,8 @@ def _solve(X, y, loss, params, fit_intercept, intercept_scaling, tol, max_iter, 
 
 
 # ---------------------------------------------------------------------------------------
-# data beyond memory
+# data beyond memory (the file's rows: :class:`fast._rowfile._RowFile`)
 # ---------------------------------------------------------------------------------------
-from ._rowfile import _RowFile  # noqa: E402  (the file rows, in a module of their own)
-
-
-
-
 def memmap_rows(path, d, chunk_rows=None, dtype=np.float64, offset=0):
     """A Dask array of the rows stored in a raw C-order file (``m x d`` values of ``dtype``
     after ``offset`` bytes; ``m`` from the file's size), chunked by ``chunk_rows`` rows

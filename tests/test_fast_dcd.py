@@ -528,3 +528,26 @@ def test_short_chunk_after_a_nearly_exact_subspace_step_keeps_the_point():
     assert short.info["n_iter"] < full.info["n_iter"]
     assert prob.certify(short, reference=False).ok
     assert rel(short.objective, full.objective) <= 1e-8
+
+
+@pytest.mark.parametrize("scale", [1e-3, 1e4])
+def test_short_chunk_keeps_the_certified_point_on_badly_scaled_rows(scale):
+    """The short chunk and the CG's stop at the descent's tolerance on rows scaled by 1e-3
+    (every multiplier at its bound C) and by 1e4 (an LP-like dual: thousands of epochs and
+    subspace steps): the run ends optimal and certified, at the objective of the run with
+    the full chunks."""
+    from fast import _dcd
+
+    X, y = _sparse_binary(1, m=4000, d=2000, per_row=10, flip=0.2)
+    X = X * scale
+    prob = rm.SVM(X, y, C=1.0)
+    short = fast.solve(prob, method="dcd", random_state=3)
+    old = _dcd.SUBSPACE_CLIPPED
+    try:
+        _dcd.SUBSPACE_CLIPPED = -1.0                   # never short
+        full = fast.solve(rm.SVM(X, y, C=1.0), method="dcd", random_state=3)
+    finally:
+        _dcd.SUBSPACE_CLIPPED = old
+    assert short.status == full.status == "optimal"
+    assert prob.certify(short, reference=False).ok
+    assert rel(short.objective, full.objective) <= 1e-8

@@ -18,8 +18,8 @@ Rows (each a subprocess, so that its peak resident memory is its own):
 * ``ODM``, ``SVM``, ``ODML``, ``LDM``: ``fast.solve`` (``method="auto"``) then
   ``prob.certify(sol, reference=False)``; ODM at ``lam = m`` (the estimator's default),
   ``mu = 0.5``, ``theta = 0.3``; SVM at ``C = 1`` (``--C``, which also sets LIBLINEAR's and
-  LDM's); ODML ``lam = m``, ``mu1 = mu2 = 0.1``; LDM ``C = 1``, ``lam1 = lam2 = 0.05`` (the split path of ``fast.odml``: the whitened data
-  would be dense 500,000 x 50,000).
+  LDM's); ODML ``lam = m``, ``mu1 = mu2 = 0.1``; LDM ``C = 1``, ``lam1 = lam2 = 0.05`` (the
+  split path of ``fast.odml``: the whitened data would be dense 500,000 x 50,000).
 
 Reported per row: the time of the solve and of the certificate, its verdict, the peak
 resident memory of the process after the data were built (the interpreter, the data and
