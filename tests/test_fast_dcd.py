@@ -169,7 +169,7 @@ def test_active_set_qp_lowrank_near_duplicates_at_c_2_20():
 @given(scale=scales(), seed=st.integers(0, 2**16), C=st.sampled_from([50.0, 2.0**10, 2.0**20]))
 @settings(max_examples=8 if os.environ.get("CI") else 25, deadline=None)
 def test_active_set_qp_lowrank_matches_the_dense_active_set(scale, seed, C):
-    """:func:`fast._polish.active_set_qp_lowrank` (``Q = Z Z^T`` of rank r < n, the linear SVM
+    """:func:`fast._polish_lowrank.active_set_qp_lowrank` (``Q = Z Z^T`` of rank r < n, the linear SVM
     dual: ``Z = Y X``, ``g0 = -1``, box ``[0, C]``) from a cold start, at every scale the
     suite draws (features x10^-3 .. x10^3, offsets up to 10^3 in units of the factor, near
     duplicates) and C up to 2^20: the point lies in the box, ``change`` is its objective,
@@ -187,7 +187,7 @@ def test_active_set_qp_lowrank_matches_the_dense_active_set(scale, seed, C):
 
 
 def _check_lowrank(scale, seed, C):
-    from fast._polish import active_set_qp_lowrank
+    from fast._polish_lowrank import active_set_qp_lowrank
 
     rng = np.random.default_rng(seed)
     n, r = 80, 5
@@ -223,6 +223,43 @@ def _check_lowrank(scale, seed, C):
     # a budget below one step leaves x0 unchanged
     x1, c1, s1 = active_set_qp_lowrank(Z, g0, x0, lo, hi, budget=1.0)
     assert s1 == 0 and c1 == 0.0 and np.array_equal(x1, x0)
+
+
+@given(seed=st.integers(0, 2**16), drift=st.sampled_from([0.0, 1e-6, 1e-2, 1.0, 1e3]))
+@settings(max_examples=10 if os.environ.get("CI") else 40, deadline=None)
+def test_low_rank_release_screen_chooses_as_the_whole_gradient(seed, drift):
+    """The low-rank active set's release computes the multipliers only of the bound
+    variables that the last whole gradient and ``||z_j|| ||v - v_ref||`` cannot rule out.
+    Its choice (and "none": optimal) is :func:`fast._polish._release` on the exact
+    gradient ``g0 + Z v``, whether few variables pass the screen or many (then it computes
+    the whole gradient), at every distance ``v - v_ref`` drawn."""
+    from fast._polish import _release
+    from fast._polish_lowrank import _release_screened
+
+    rng = np.random.default_rng(seed)
+    n, r, C = 300, 6, 10.0
+    Z = rng.standard_normal((n, r)) * 10.0 ** rng.uniform(-2, 2, r)
+    x = np.where(rng.random(n) < 0.5, 0.0, C)
+    x[rng.random(n) < 0.1] = 0.5 * C                   # a few free
+    lo, hi = np.zeros(n), np.full(n, C)
+    W = (x <= lo) | (x >= hi)
+    v_ref = rng.standard_normal(r) * 0.1
+    v = v_ref + drift * rng.standard_normal(r) / np.sqrt(r)
+    # multipliers of the right sign at v_ref (>= 0 at lo, <= 0 at hi) but for a few
+    mult = np.abs(rng.standard_normal(n)) * np.where(x <= lo, 1.0, -1.0)
+    mult[rng.choice(n, 5, replace=False)] *= -1.0
+    g0 = mult - Z @ v_ref
+    g_ref = g0 + Z @ v_ref
+    zn = np.linalg.norm(Z, axis=1)
+    scale, thresh = 1.0, 1e-12
+    W1, W2 = W.copy(), W.copy()
+    k, g_new, work = _release_screened(Z, g0, x, lo, hi, W1, v, g_ref, v_ref, zn, thresh)
+    assert k == _release(W2, x, lo, hi, g0 + Z @ v, scale)
+    assert np.array_equal(W1, W2) and work > 0
+    if g_new is not None:
+        np.testing.assert_allclose(g_new, g0 + Z @ v, rtol=0, atol=1e-12 * np.abs(g_new).max())
+    if drift == 0.0:
+        assert g_new is None                           # nothing moved: 5 candidates at most
 
 
 @pytest.mark.parametrize("C", [2.0**10, 2.0**14, 2.0**20])

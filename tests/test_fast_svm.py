@@ -221,7 +221,7 @@ def test_linear_weak_regularization_keel_certifies(C):
     nearly an LP of rank d = 14, where the DCD alone crawls (``max_iter`` at 100,000
     epochs, duality gap ~1 relative) and the free-set polish never fires (the free set
     keeps moving). The low-rank active set on all the variables
-    (:func:`fast._polish.active_set_qp_lowrank`) reaches the optimum."""
+    (:func:`fast._polish_lowrank.active_set_qp_lowrank`) reaches the optimum."""
     from strategies import keel
 
     X, y = keel("australian", minmax=True)

@@ -1,0 +1,192 @@
+"""The active set of :mod:`fast._polish` for a Hessian of low rank, ``Q = Z Z^T``.
+
+The linear-kernel SVM dual (``Z = Y X``, ``r = d`` features, ``n = m`` points) at a large C
+or on hard data is nearly an LP: most variables sit at a bound and at most about ``d`` are
+free, and the walk to the vertex takes hundreds of steps. A step touches the free set only
+(tens to hundreds of rows of ``Z``); what is global is the gradient of the bound variables,
+needed only at a working-set optimum to choose the one to release. So the method computes
+``v = Z^T (x - x0)`` each step from the rows that have moved (``x - x0`` is zero elsewhere:
+the free set at the start and the variables released since; O(|T| r), exact, as the dense
+product would be) and the whole gradient ``g0 + Z v`` (O(n r)) only when a release cannot
+be decided without it: at a
+release, a bound variable ``j`` whose multiplier at the last refresh was wrong by less than
+the tolerance minus ``||z_j|| ||v - v_ref||`` cannot be wrong now (Cauchy-Schwarz), and the
+others are computed exactly. The choice is the one the full gradient would make; the steps
+in between cost no pass over the ``n`` rows.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ._polish import (EIG_CUTOFF, _coordinate_step, _Progress, _real_null, _step_is_null)
+
+#: a release computes the exact multipliers of the bound variables it cannot rule out, at
+#: most this fraction of the ``n``; more, and it computes the whole gradient instead
+SCREEN_FRACTION = 0.125
+
+
+def active_set_qp_lowrank(Z, g0, x0, lo, hi, budget=np.inf, max_steps=None):
+    """The box QP of :mod:`fast._polish` with ``Q = Z Z^T`` (``Z`` n x r, ``r << n``, no
+    equality), from ``x0`` (feasible); returns ``(x, change, steps)``.
+
+    The same primal active-set method as :func:`fast._polish.active_set_qp`: on the working
+    free set ``fr`` the nonzero eigenpairs of ``Q_fr = Z_fr Z_fr^T`` come from those of the
+    r x r matrix ``Z_fr^T Z_fr = V diag(ev) V^T`` (vectors ``U = Z_fr V ev^(-1/2)``;
+    O(|fr| r^2)), so every variable can take part (no cap on ``|fr|``).
+    When ``|fr| > r`` the gradient has a component in the null space of ``Q_fr``, along
+    which the objective is linear: the step follows it to the box (one variable joins the
+    working set per step), which walks a coordinate-descent point with many free variables
+    to a vertex-like point; at a working-set optimum the bound variable with the most
+    negative multiplier is released (screened as the module doc says). At most
+    ``max_steps`` steps (default ``10 n + 10``) and ``budget`` flops (counted as done:
+    ``2 |fr| r^2 + 4 |fr| r + 2 |T| r`` a step, ``2 n r`` a whole gradient).
+    """
+    n, r = Z.shape
+    x = x0.copy()
+    if n == 0:
+        return x, 0.0, 0
+    if max_steps is None:
+        max_steps = 10 * n + 10
+    scale = max(1.0, float(np.max(np.abs(g0))))
+    thresh = 1e-12 * scale                  # a multiplier wrong by more is released
+    W = (x <= lo) | (x >= hi)
+    fr = np.flatnonzero(~W)                 # sorted
+    T = fr.copy()                           # the rows that may have moved (sorted)
+    ZT = Z[T]
+    v = np.zeros(r)                         # Z^T (x - x0)
+    g_ref, v_ref = g0.copy(), v.copy()      # the gradient g0 + Z v_ref
+    zn = None                               # ||z_j||, for the release's screen
+    spent = 0.0
+    steps = 0
+    at_opt = False                          # at the minimiser on the working free set
+    rel = -1                                # the variable released by the last step
+    prog = _Progress(x)
+    while steps < max_steps:
+        if at_opt or fr.size == 0:
+            cost = 2.0 * n                  # a release's screen, at least
+        else:
+            cost = 2.0 * fr.size * r * r + 4.0 * fr.size * r
+        cost += 2.0 * T.size * r
+        if spent + cost > budget:
+            break
+        spent += cost
+        steps += 1
+        DT = x[T] - x0[T]
+        v = ZT.T @ DT
+        df = None
+        unbounded_ok = True
+        if fr.size and not at_opt:
+            Zf = Z[fr]
+            gf = g0[fr] + Zf @ v
+            # Q_fr = Zf Zf^T = U diag(ev) U^T with U = Zf V ev^(-1/2), (ev, V) the
+            # eigenpairs of the r x r matrix Zf^T Zf: O(|fr| r^2), no |fr| x |fr| matrix
+            ev, V = np.linalg.eigh(Zf.T @ Zf)
+            lmax = max(float(ev[-1]), 0.0) if ev.size else 0.0
+            keep = ev > EIG_CUTOFF * lmax if lmax > 0 else np.zeros(ev.size, bool)
+            Vk, evk = V[:, keep], ev[keep]
+            c = Vk.T @ (Zf.T @ gf)                 # = ev^(1/2) U^T g_fr
+            null = gf - Zf @ (Vk @ (c / evk))      # g_fr - U U^T g_fr
+            if _real_null(null, scale, x, int(np.count_nonzero(keep))):
+                df = -null
+                unbounded_ok = False
+            else:
+                df = -(Zf @ (Vk @ (c / (evk * evk))))   # -U diag(1/ev) U^T g_fr
+        if at_opt or df is None or _step_is_null(df, x):
+            at_opt = False
+            if not prog.at_release(x, float(g0[T] @ DT) + 0.5 * float(v @ v)):
+                break
+            if zn is None:
+                zn = np.sqrt(np.einsum("ij,ij->i", Z, Z))
+            rel, g_new, work = _release_screened(Z, g0, x, lo, hi, W, v, g_ref, v_ref, zn,
+                                                 thresh)
+            spent += work
+            if g_new is not None:
+                g_ref, v_ref = g_new, v.copy()
+            if rel < 0:
+                break
+            fr = np.insert(fr, np.searchsorted(fr, rel), rel)
+            if not np.any(T == rel):
+                T = np.insert(T, np.searchsorted(T, rel), rel)
+                ZT = Z[T]
+            continue
+        prog.moved = True
+        if rel >= 0:
+            k = int(np.searchsorted(fr, rel))
+            if (x[rel] <= lo[rel] and df[k] <= 0.0) or (x[rel] >= hi[rel] and df[k] >= 0.0):
+                # round-off turned the step: the coordinate step on the released variable
+                # (fast._polish._leaves_box)
+                zk = Z[rel]
+                gk = float(g0[rel] + zk @ v)
+                xr = _coordinate_step(x, rel, gk, float(zk @ zk), lo, hi)[rel]
+                x[rel] = xr
+                if xr <= lo[rel] or xr >= hi[rel]:
+                    W[rel] = True
+                    fr = np.delete(fr, k)
+                rel = -1
+                continue
+        rel = -1
+        # the ratio test on the free set (fast._polish._ratio_step; d is zero elsewhere)
+        xf, lof, hif = x[fr], lo[fr], hi[fr]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t_all = np.minimum(np.where(df > 0, (hif - xf) / df, np.inf),
+                               np.where(df < 0, (lof - xf) / df, np.inf))
+        k = int(np.argmin(t_all))
+        t = float(t_all[k])
+        if unbounded_ok and t >= 1.0:
+            xn = xf + df
+            at_opt = True
+        elif not np.isfinite(t):
+            break                           # a null direction meeting no bound
+        else:
+            xn = np.minimum(np.maximum(xf + t * df, lof), hif)
+            xn[k] = hif[k] if df[k] > 0 else lof[k]
+        x[fr] = xn
+        if not at_opt:
+            W[fr[k]] = True
+            fr = np.delete(fr, k)
+    x = np.minimum(np.maximum(x, lo), hi)
+    D = x - x0
+    zD = Z.T @ D
+    f = float(g0 @ D + 0.5 * zD @ zD)
+    if f > prog.best_f:
+        x = prog.best_x                    # round-off lost ground since the best release
+        D = x - x0
+        zD = Z.T @ D
+        f = float(g0 @ D + 0.5 * zD @ zD)
+    return x, f, steps
+
+
+def _release_screened(Z, g0, x, lo, hi, W, v, g_ref, v_ref, zn, thresh):
+    """At a working-set optimum: release (``W[k] = False``) the bound variable ``k`` whose
+    multiplier has the most wrong sign, as :func:`fast._polish._release` on the exact
+    gradient ``g0 + Z v`` would. Returns ``(k or -1, g, flops)``, ``g`` the whole gradient
+    when it was computed (else None).
+
+    ``g_ref = g0 + Z v_ref`` is the gradient at the last refresh; a multiplier moves by at
+    most ``||z_j|| ||v - v_ref||`` since, so only the variables whose bound exceeds
+    ``thresh`` can be released, and their multipliers are computed exactly. When they are
+    more than :data:`SCREEN_FRACTION` of ``n``, the whole gradient is computed."""
+    n, r = Z.shape
+    viol_ref = np.where(W & (x <= lo), -g_ref, np.where(W & (x >= hi), g_ref, -np.inf))
+    drift = float(np.linalg.norm(v - v_ref))
+    cand = np.flatnonzero(viol_ref + zn * drift > thresh)
+    if cand.size <= SCREEN_FRACTION * n:
+        if cand.size == 0:
+            return -1, None, float(n)
+        g = g0[cand] + Z[cand] @ v
+        c_lo = x[cand] <= lo[cand]
+        viol = np.where(c_lo, -g, g)        # (cand are bound: at lo, or else at hi)
+        j = int(np.argmax(viol))
+        if viol[j] <= thresh:
+            return -1, None, float(n + 2 * cand.size * r)
+        k = int(cand[j])
+        W[k] = False
+        return k, None, float(n + 2 * cand.size * r)
+    g = g0 + Z @ v
+    viol = np.where(W & (x <= lo), -g, np.where(W & (x >= hi), g, 0.0))
+    k = int(np.argmax(viol))
+    if viol[k] <= thresh:
+        k = -1
+    else:
+        W[k] = False
+    return k, g, 2.0 * n * r
