@@ -108,9 +108,10 @@ LOWRANK_MAX_D = 64
 LOWRANK_WORK = 4.0
 LOWRANK_FLOOR = 1e6
 #: ... and only once the free set has settled (the same at two checks: a warm start from
-#: the previous point of a path) or the epochs have run ``LOWRANK_MIN_EPOCHS`` (below, the
-#: descent alone usually stops first: C <= 2^8 on [0,1]-scaled australian, german)
-LOWRANK_MIN_EPOCHS = 1000
+#: the previous point of a path) or the epochs have run ``LOWRANK_MIN_EPOCHS`` (its steps
+#: touch only the free rows, so starting it before the free set settles costs little:
+#: validation/decisions.md)
+LOWRANK_MIN_EPOCHS = 300
 #: the candidate polish (``candidate_polish`` of :func:`run`): the variables at a bound whose
 #: gradient is within ``CANDIDATE_BAND * max |p|`` of zero join the free ones ...
 CANDIDATE_BAND = 0.1

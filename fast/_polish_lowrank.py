@@ -23,6 +23,11 @@ from ._polish import (EIG_CUTOFF, _coordinate_step, _Progress, _real_null, _step
 #: a release computes the exact multipliers of the bound variables it cannot rule out, at
 #: most this fraction of the ``n``; more, and it computes the whole gradient instead
 SCREEN_FRACTION = 0.125
+#: a null-space step on more than this many times ``r`` free variables searches along its
+#: clipped path (:func:`_projected_search`), at most ``2^SEARCH_DOUBLINGS`` times past the
+#: first bound
+SEARCH_MIN_FREE = 2
+SEARCH_DOUBLINGS = 30
 
 
 def active_set_qp_lowrank(Z, g0, x0, lo, hi, budget=np.inf, max_steps=None):
@@ -138,12 +143,16 @@ def active_set_qp_lowrank(Z, g0, x0, lo, hi, budget=np.inf, max_steps=None):
         elif not np.isfinite(t):
             break                           # a null direction meeting no bound
         else:
+            if not unbounded_ok and fr.size > SEARCH_MIN_FREE * r:
+                t, more = _projected_search(Zf, gf, xf, df, lof, hif, t)
+                spent += more
             xn = np.minimum(np.maximum(xf + t * df, lof), hif)
             xn[k] = hif[k] if df[k] > 0 else lof[k]
         x[fr] = xn
         if not at_opt:
-            W[fr[k]] = True
-            fr = np.delete(fr, k)
+            hit = (xn <= lof) | (xn >= hif)
+            W[fr[hit]] = True
+            fr = fr[~hit]
     x = np.minimum(np.maximum(x, lo), hi)
     D = x - x0
     zD = Z.T @ D
@@ -154,6 +163,30 @@ def active_set_qp_lowrank(Z, g0, x0, lo, hi, budget=np.inf, max_steps=None):
         zD = Z.T @ D
         f = float(g0 @ D + 0.5 * zD @ zD)
     return x, f, steps
+
+
+def _projected_search(Zf, gf, xf, df, lof, hif, t1):
+    """Along a null-space direction ``df`` of ``Q_fr`` the objective is linear up to the
+    first bound (``t1``); beyond, the clipped path ``clip(x + t df)`` bends and the
+    objective ``phi(t)`` has curvature again. Try ``t1 2^j`` while ``phi`` decreases (at
+    most :data:`SEARCH_DOUBLINGS`), O(|fr| r) each: one step then sends many variables to
+    their bounds where the ratio test sends one (a coordinate-descent point at a large C
+    has tens of thousands free, the vertex about ``r``). Returns ``(t, flops)``."""
+    def phi(t):
+        dx = np.minimum(np.maximum(xf + t * df, lof), hif) - xf
+        u = Zf.T @ dx
+        return float(gf @ dx + 0.5 * u @ u)
+    best_t, best = t1, phi(t1)
+    t = 2.0 * t1
+    j = 1
+    while j <= SEARCH_DOUBLINGS:
+        f = phi(t)
+        if not f < best:
+            break
+        best_t, best = t, f
+        t *= 2.0
+        j += 1
+    return best_t, 4.0 * j * gf.size * Zf.shape[1]
 
 
 def _release_screened(Z, g0, x, lo, hi, W, v, g_ref, v_ref, zn, thresh):

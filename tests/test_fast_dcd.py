@@ -262,6 +262,32 @@ def test_low_rank_release_screen_chooses_as_the_whole_gradient(seed, drift):
         assert g_new is None                           # nothing moved: 5 candidates at most
 
 
+@pytest.mark.parametrize("C", [1.0, 100.0])
+def test_low_rank_projected_search_reaches_the_same_optimum_in_fewer_steps(C, monkeypatch):
+    """From an interior point of the box (every variable free, as coordinate descent leaves
+    the SVM dual at a large C), the low-rank active set's null-space steps search along
+    their clipped path and send many variables to their bounds at once: the same objective
+    as the one-bound-per-step ratio test (the search turned off) to 1e-9 relative, a KKT
+    point, in at most 60 % of its steps (measured: 45 % and 53 %; on the SVM dual of
+    50,000 x 20 at C = 100 from the descent's point, 144 steps fixed 9,240 variables)."""
+    import fast._polish_lowrank as L
+
+    rng = np.random.default_rng(3)
+    n, r = 1500, 5
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    Z = y[:, None] * (rng.standard_normal((n, r)) + 0.3 * y[:, None])
+    lo, hi = np.zeros(n), np.full(n, C)
+    x0 = rng.uniform(0.2, 0.8, n) * C
+    g0 = Z @ (Z.T @ x0) - 1.0
+    x1, f1, s1 = L.active_set_qp_lowrank(Z, g0, x0, lo, hi)
+    monkeypatch.setattr(L, "SEARCH_MIN_FREE", np.inf)
+    x2, f2, s2 = L.active_set_qp_lowrank(Z, g0, x0, lo, hi)
+    assert f1 == pytest.approx(f2, rel=1e-9)
+    g = g0 + Z @ (Z.T @ (x1 - x0))
+    assert _box_kkt(g, x1, lo, hi) <= 1e-9 * max(1.0, C)
+    assert s1 <= 0.6 * s2, (s1, s2)
+
+
 @pytest.mark.parametrize("C", [2.0**10, 2.0**14, 2.0**20])
 def test_dense_active_set_reaches_the_kkt_point_of_a_nearly_singular_dual(C):
     """The dense :func:`fast._polish.active_set_qp` on the SVM dual of an RBF Gram of 3-D
