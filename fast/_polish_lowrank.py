@@ -28,6 +28,10 @@ SCREEN_FRACTION = 0.125
 #: first bound
 SEARCH_MIN_FREE = 2
 SEARCH_DOUBLINGS = 30
+#: the free set's ``Z_fr^T Z_fr`` is updated as rows leave and join (:class:`_FreeGram`),
+#: recomputed after this many changes, and always when ``|fr| <= GRAM_EXACT_FREE r``
+GRAM_MAX_UPDATES = 16
+GRAM_EXACT_FREE = 4
 
 
 def active_set_qp_lowrank(Z, g0, x0, lo, hi, budget=np.inf, max_steps=None):
@@ -36,15 +40,15 @@ def active_set_qp_lowrank(Z, g0, x0, lo, hi, budget=np.inf, max_steps=None):
 
     The same primal active-set method as :func:`fast._polish.active_set_qp`: on the working
     free set ``fr`` the nonzero eigenpairs of ``Q_fr = Z_fr Z_fr^T`` come from those of the
-    r x r matrix ``Z_fr^T Z_fr = V diag(ev) V^T`` (vectors ``U = Z_fr V ev^(-1/2)``;
-    O(|fr| r^2)), so every variable can take part (no cap on ``|fr|``).
+    r x r matrix ``Z_fr^T Z_fr = V diag(ev) V^T`` (vectors ``U = Z_fr V ev^(-1/2)``), so every variable can take part (no cap on ``|fr|``).
     When ``|fr| > r`` the gradient has a component in the null space of ``Q_fr``, along
     which the objective is linear: the step follows it to the box (one variable joins the
     working set per step), which walks a coordinate-descent point with many free variables
     to a vertex-like point; at a working-set optimum the bound variable with the most
     negative multiplier is released (screened as the module doc says). At most
     ``max_steps`` steps (default ``10 n + 10``) and ``budget`` flops (counted as done:
-    ``2 |fr| r^2 + 4 |fr| r + 2 |T| r`` a step, ``2 n r`` a whole gradient).
+    ``6 |fr| r + r^3 + 2 |T| r`` a step, ``2 n r`` a whole gradient; the free set's
+    ``Z_fr^T Z_fr`` is updated as it changes, :class:`_FreeGram`).
     """
     n, r = Z.shape
     x = x0.copy()
@@ -66,11 +70,12 @@ def active_set_qp_lowrank(Z, g0, x0, lo, hi, budget=np.inf, max_steps=None):
     at_opt = False                          # at the minimiser on the working free set
     rel = -1                                # the variable released by the last step
     prog = _Progress(x)
+    gram = _FreeGram()
     while steps < max_steps:
         if at_opt or fr.size == 0:
             cost = 2.0 * n                  # a release's screen, at least
         else:
-            cost = 2.0 * fr.size * r * r + 4.0 * fr.size * r
+            cost = 6.0 * fr.size * r + float(r) ** 3
         cost += 2.0 * T.size * r
         if spent + cost > budget:
             break
@@ -84,8 +89,8 @@ def active_set_qp_lowrank(Z, g0, x0, lo, hi, budget=np.inf, max_steps=None):
             Zf = Z[fr]
             gf = g0[fr] + Zf @ v
             # Q_fr = Zf Zf^T = U diag(ev) U^T with U = Zf V ev^(-1/2), (ev, V) the
-            # eigenpairs of the r x r matrix Zf^T Zf: O(|fr| r^2), no |fr| x |fr| matrix
-            ev, V = np.linalg.eigh(Zf.T @ Zf)
+            # eigenpairs of the r x r matrix Zf^T Zf (:class:`_FreeGram`), no |fr| x |fr| matrix
+            ev, V = np.linalg.eigh(gram.of(Zf))
             lmax = max(float(ev[-1]), 0.0) if ev.size else 0.0
             keep = ev > EIG_CUTOFF * lmax if lmax > 0 else np.zeros(ev.size, bool)
             Vk, evk = V[:, keep], ev[keep]
@@ -110,6 +115,7 @@ def active_set_qp_lowrank(Z, g0, x0, lo, hi, budget=np.inf, max_steps=None):
             if rel < 0:
                 break
             fr = np.insert(fr, np.searchsorted(fr, rel), rel)
+            gram.add(Z[rel:rel + 1])
             if not np.any(T == rel):
                 T = np.insert(T, np.searchsorted(T, rel), rel)
                 ZT = Z[T]
@@ -127,6 +133,7 @@ def active_set_qp_lowrank(Z, g0, x0, lo, hi, budget=np.inf, max_steps=None):
                 if xr <= lo[rel] or xr >= hi[rel]:
                     W[rel] = True
                     fr = np.delete(fr, k)
+                    gram.remove(Z[rel:rel + 1])
                 rel = -1
                 continue
         rel = -1
@@ -153,6 +160,7 @@ def active_set_qp_lowrank(Z, g0, x0, lo, hi, budget=np.inf, max_steps=None):
             hit = (xn <= lof) | (xn >= hif)
             W[fr[hit]] = True
             fr = fr[~hit]
+            gram.remove(Zf[hit])
     x = np.minimum(np.maximum(x, lo), hi)
     D = x - x0
     zD = Z.T @ D
@@ -163,6 +171,38 @@ def active_set_qp_lowrank(Z, g0, x0, lo, hi, budget=np.inf, max_steps=None):
         zD = Z.T @ D
         f = float(g0 @ D + 0.5 * zD @ zD)
     return x, f, steps
+
+
+class _FreeGram:
+    """``Z_fr^T Z_fr`` (r x r) of the working free set, kept through its changes: rows
+    leave by a rank-k downdate, join by an update (O(k r^2) where recomputing costs
+    O(|fr| r^2)). Recomputed exactly when it may have drifted: after
+    :data:`GRAM_MAX_UPDATES` changes, when the rows removed since weigh more than what is
+    left (the downdate's round-off is relative to what was subtracted), and whenever the
+    free set has at most :data:`GRAM_EXACT_FREE` times ``r`` rows (cheap then, and where
+    small eigenvalues decide the rank)."""
+
+    def __init__(self):
+        self.G = None
+
+    def of(self, Zf):
+        r = Zf.shape[1]
+        if (self.G is None or self.updates >= GRAM_MAX_UPDATES or Zf.shape[0] <= GRAM_EXACT_FREE * r
+                or self.removed > np.trace(self.G)):
+            self.G = Zf.T @ Zf
+            self.updates, self.removed = 0, 0.0
+        return self.G
+
+    def add(self, rows):
+        if self.G is not None:
+            self.G = self.G + rows.T @ rows
+            self.updates += 1
+
+    def remove(self, rows):
+        if self.G is not None and rows.shape[0]:
+            self.G = self.G - rows.T @ rows
+            self.updates += 1
+            self.removed += float(np.einsum("ij,ij->", rows, rows))
 
 
 def _projected_search(Zf, gf, xf, df, lof, hif, t1):

@@ -288,6 +288,39 @@ def test_low_rank_projected_search_reaches_the_same_optimum_in_fewer_steps(C, mo
     assert s1 <= 0.6 * s2, (s1, s2)
 
 
+def test_free_gram_follows_the_free_set_and_recomputes_when_it_may_have_drifted():
+    """The low-rank active set's ``Z_fr^T Z_fr``, updated as rows leave and join, equals the
+    product on the current rows (to round-off), and is recomputed exactly after
+    ``GRAM_MAX_UPDATES`` changes and once the free set is small."""
+    from fast._polish_lowrank import GRAM_EXACT_FREE, GRAM_MAX_UPDATES, _FreeGram
+
+    rng = np.random.default_rng(0)
+    n, r = 400, 6
+    Z = rng.standard_normal((n, r)) * 10.0 ** rng.uniform(-1, 1, r)
+    fr = np.arange(n)
+    gram = _FreeGram()
+    gram.of(Z[fr])
+    for step in range(40):
+        if step % 5 == 4:                                  # a release: one row joins
+            out = np.setdiff1d(np.arange(n), fr)
+            k = out[rng.integers(out.size)]
+            fr = np.sort(np.append(fr, k))
+            gram.add(Z[k:k + 1])
+        else:                                              # a search: a few rows leave
+            hit = rng.random(fr.size) < 0.05
+            gram.remove(Z[fr[hit]])
+            fr = fr[~hit]
+        exact = Z[fr].T @ Z[fr]
+        G = gram.of(Z[fr])
+        np.testing.assert_allclose(G, exact, rtol=0, atol=1e-12 * np.abs(exact).max())
+        assert gram.updates < GRAM_MAX_UPDATES
+        if step == GRAM_MAX_UPDATES - 1:
+            assert gram.updates == 0                       # the 16th change: recomputed
+    few = Z[:GRAM_EXACT_FREE * r]
+    gram.remove(Z[GRAM_EXACT_FREE * r:GRAM_EXACT_FREE * r + 1])   # stale on purpose
+    assert np.array_equal(gram.of(few), few.T @ few)           # small: always exact
+
+
 @pytest.mark.parametrize("C", [2.0**10, 2.0**14, 2.0**20])
 def test_dense_active_set_reaches_the_kkt_point_of_a_nearly_singular_dual(C):
     """The dense :func:`fast._polish.active_set_qp` on the SVM dual of an RBF Gram of 3-D
