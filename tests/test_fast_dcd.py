@@ -647,3 +647,37 @@ def test_short_chunk_keeps_the_certified_point_on_badly_scaled_rows(scale):
     assert short.status == full.status == "optimal"
     assert prob.certify(short, reference=False).ok
     assert rel(short.objective, full.objective) <= 1e-8
+
+
+@pytest.mark.parametrize("family", ["SVM", "ODM", "ODML"])
+def test_unsorted_sparse_rows_are_not_sorted_in_the_callers_arrays(family):
+    """A CSR matrix whose column indices are not sorted (legal in SciPy) is solved as its
+    sorted twin, and neither the caller's arrays nor the problem's are written: the solvers
+    sort a copy (a problem is immutable; the same matrix may back other problems)."""
+    import scipy.sparse as sp
+
+    import fast
+    import refmodels as rm
+
+    rng = np.random.default_rng(0)
+    A = sp.random(300, 40, density=0.2, random_state=1, format="csr")
+    y = np.where(rng.random(300) < 0.5, 1.0, -1.0)
+    U = A.copy()
+    for i in range(U.shape[0]):                     # reverse each row's entries
+        a, b = U.indptr[i], U.indptr[i + 1]
+        U.indices[a:b] = U.indices[a:b][::-1].copy()
+        U.data[a:b] = U.data[a:b][::-1].copy()
+    U.has_sorted_indices = False
+    assert (U != A).nnz == 0
+    idx0, dat0 = U.indices.copy(), U.data.copy()
+    make = {"SVM": lambda X: rm.SVM(X, y, C=1.0),
+            "ODM": lambda X: rm.ODM(X, y, lam=300.0, mu=0.5, theta=0.3),
+            "ODML": lambda X: rm.ODML(X, y, lam=300.0, mu1=0.1, mu2=0.1)}[family]
+    pu = make(U)
+    su = fast.solve(pu, tol=1e-8, random_state=0)
+    ss = fast.solve(make(A), tol=1e-8, random_state=0)
+    assert np.array_equal(U.indices, idx0) and np.array_equal(U.data, dat0)
+    if sp.issparse(pu.X):
+        assert (pu.X != A).nnz == 0
+    assert su.status == "optimal" and ss.status == "optimal"
+    assert su.objective == pytest.approx(ss.objective, rel=1e-9, abs=1e-12)
