@@ -2,17 +2,23 @@
 
 The linear-kernel SVM dual (``Z = Y X``, ``r = d`` features, ``n = m`` points) at a large C
 or on hard data is nearly an LP: most variables sit at a bound and at most about ``d`` are
-free, and the walk to the vertex takes hundreds of steps. A step touches the free set only
-(tens to hundreds of rows of ``Z``); what is global is the gradient of the bound variables,
-needed only at a working-set optimum to choose the one to release. So the method computes
-``v = Z^T (x - x0)`` each step from the rows that have moved (``x - x0`` is zero elsewhere:
-the free set at the start and the variables released since; O(|T| r), exact, as the dense
-product would be) and the whole gradient ``g0 + Z v`` (O(n r)) only when a release cannot
-be decided without it: at a
-release, a bound variable ``j`` whose multiplier at the last refresh was wrong by less than
-the tolerance minus ``||z_j|| ||v - v_ref||`` cannot be wrong now (Cauchy-Schwarz), and the
-others are computed exactly. The choice is the one the full gradient would make; the steps
-in between cost no pass over the ``n`` rows.
+free, and the walk to the vertex takes hundreds of steps. A step touches the free set only;
+what is global is the gradient of the bound variables, needed only at a working-set
+optimum to choose the one to release. So:
+
+* ``v = Z^T (x - x0)`` is computed each step from the rows that may have moved (the free
+  set at the start and the variables released since; ``x - x0`` is zero elsewhere), exact
+  as the dense product would be, in O(|T| r);
+* the whole gradient ``g0 + Z v`` (O(n r)) is computed only when a release cannot be
+  decided without it: a bound variable ``j`` whose multiplier at the last whole gradient
+  was wrong by less than the tolerance minus ``||z_j|| ||v - v_ref||`` cannot be wrong now
+  (Cauchy-Schwarz); the others are computed exactly, and the choice is the one the whole
+  gradient would make;
+* the free set's ``Z_fr^T Z_fr`` is updated as rows leave and join (:class:`_FreeGram`);
+* a step along the null space of ``Q_fr`` (the objective linear along it) searches along
+  its clipped path past the first bound (:func:`_projected_search`), so that a
+  coordinate-descent point with tens of thousands of free variables reaches the vertex in
+  hundreds of steps, not one bound per step.
 """
 from __future__ import annotations
 
@@ -40,7 +46,8 @@ def active_set_qp_lowrank(Z, g0, x0, lo, hi, budget=np.inf, max_steps=None):
 
     The same primal active-set method as :func:`fast._polish.active_set_qp`: on the working
     free set ``fr`` the nonzero eigenpairs of ``Q_fr = Z_fr Z_fr^T`` come from those of the
-    r x r matrix ``Z_fr^T Z_fr = V diag(ev) V^T`` (vectors ``U = Z_fr V ev^(-1/2)``), so every variable can take part (no cap on ``|fr|``).
+    r x r matrix ``Z_fr^T Z_fr = V diag(ev) V^T`` (vectors ``U = Z_fr V ev^(-1/2)``), so
+    every variable can take part (no cap on ``|fr|``).
     When ``|fr| > r`` the gradient has a component in the null space of ``Q_fr``, along
     which the objective is linear: the step follows it to the box (one variable joins the
     working set per step), which walks a coordinate-descent point with many free variables
@@ -187,8 +194,8 @@ class _FreeGram:
 
     def of(self, Zf):
         r = Zf.shape[1]
-        if (self.G is None or self.updates >= GRAM_MAX_UPDATES or Zf.shape[0] <= GRAM_EXACT_FREE * r
-                or self.removed > np.trace(self.G)):
+        if (self.G is None or self.updates >= GRAM_MAX_UPDATES
+                or Zf.shape[0] <= GRAM_EXACT_FREE * r or self.removed > np.trace(self.G)):
             self.G = Zf.T @ Zf
             self.updates, self.removed = 0, 0.0
         return self.G

@@ -169,10 +169,10 @@ def test_active_set_qp_lowrank_near_duplicates_at_c_2_20():
 @given(scale=scales(), seed=st.integers(0, 2**16), C=st.sampled_from([50.0, 2.0**10, 2.0**20]))
 @settings(max_examples=8 if os.environ.get("CI") else 25, deadline=None)
 def test_active_set_qp_lowrank_matches_the_dense_active_set(scale, seed, C):
-    """:func:`fast._polish_lowrank.active_set_qp_lowrank` (``Q = Z Z^T`` of rank r < n, the linear SVM
-    dual: ``Z = Y X``, ``g0 = -1``, box ``[0, C]``) from a cold start, at every scale the
-    suite draws (features x10^-3 .. x10^3, offsets up to 10^3 in units of the factor, near
-    duplicates) and C up to 2^20: the point lies in the box, ``change`` is its objective,
+    """:func:`fast._polish_lowrank.active_set_qp_lowrank` (``Q = Z Z^T`` of rank r < n, the
+    linear SVM dual: ``Z = Y X``, ``g0 = -1``, box ``[0, C]``) from a cold start, at every
+    scale the suite draws (features x10^-3 .. x10^3, offsets up to 10^3 in units of the
+    factor, near duplicates) and C up to 2^20: the point lies in the box, ``change`` is its objective,
     never above the start's, and not above the dense :func:`active_set_qp`'s (run until it
     stops moving) by more than 1e-9 relative; its projected gradient is at the round-off of
     the gradient, ``1e-12 lambda_max(Q) max(1, |x|)``. At the unit scale and C = 50 (the
