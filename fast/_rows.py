@@ -33,14 +33,13 @@ def row_arrays(X):
     """The rows of ``X`` for the numba loops of the linear solvers (DCD, SGD, TRON):
     ``(mode, X, Xd, indptr, indices, data)``. Dense ``X`` (mode 0): ``X = Xd`` C-contiguous
     float64, the CSR arrays length-1 placeholders. Sparse ``X`` (mode 1): ``X`` as float64
-    CSR with sorted indices, its arrays (``indptr`` as int64, ``indices`` int32, ``data``:
-    the matrix's own, not copies), ``Xd`` a 1 x 1 placeholder. A CSR matrix whose indices
-    are not sorted is sorted in a copy: the caller's arrays (a problem's data) are never
-    written."""
+    CSR, its arrays (``indptr`` as int64, ``indices`` int32, ``data``: the matrix's own, not
+    copies), ``Xd`` a 1 x 1 placeholder. The column indices are used in the order given:
+    the loops only take dot products with rows and add rows, which need no order, and
+    sorting them would write the caller's arrays (a problem's data) or copy them (as large
+    as the data: a product such as ``diags @ X`` leaves them unsorted)."""
     if sp.issparse(X):
         X = sp.csr_matrix(X, dtype=np.float64)
-        if not X.has_sorted_indices:
-            X = X.sorted_indices()
         # the arrays themselves, not copies (at rcv1's shape each copy is 0.14-0.28 GB):
         # the data are float64 already and the column indices int32 (SciPy's type below
         # 2^31 columns; other integer types are converted to it), so that the compiled

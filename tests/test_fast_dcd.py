@@ -469,8 +469,9 @@ def test_short_chunk_keeps_the_certified_point_on_badly_scaled_rows(scale):
 @pytest.mark.parametrize("family", ["SVM", "ODM", "ODML"])
 def test_unsorted_sparse_rows_are_not_sorted_in_the_callers_arrays(family):
     """A CSR matrix whose column indices are not sorted (legal in SciPy) is solved as its
-    sorted twin, and neither the caller's arrays nor the problem's are written: the solvers
-    sort a copy (a problem is immutable; the same matrix may back other problems)."""
+    sorted twin, and neither the caller's arrays nor the problem's are written (a problem
+    is immutable; the same matrix may back other problems): the solvers use the indices in
+    the order given."""
     import scipy.sparse as sp
 
     import fast
