@@ -268,10 +268,11 @@ def run(oracle, *, sign, lo, hi, p, dg, alpha0, u0=None, tol, max_iter, seed, sh
     ``lowrank_polish`` (default on; it applies to the linear path with one copy, no
     diagonal, ``d <=`` :data:`LOWRANK_MAX_D` and ``d < m / 2``: the SVM, and ODML / LDM on
     their whitened data): ``Q = Z Z^T`` with ``Z = Y X`` of rank ``d``, and between chunks
-    the polish is :func:`fast._polish_lowrank.active_set_qp_lowrank` on *all* the variables (not
-    only the free set), within about :data:`LOWRANK_WORK` times the work the epochs spent
-    so far, once the free set has settled (the same at two checks) or the epochs have run
-    :data:`LOWRANK_MIN_EPOCHS` (before, the polish of the other paths). At a large C the
+    the polish is :func:`fast._polish_lowrank.active_set_qp_lowrank` on *all* the
+    variables (not only the free set), within about :data:`LOWRANK_WORK` times the work the
+    epochs spent so far, once the free set has settled (the same at two checks) or the
+    epochs have run :data:`LOWRANK_MIN_EPOCHS` (before, the polish of the other paths). At
+    a large C the
     hinge dual is nearly an LP (most variables at a bound, at most about ``d`` free), where
     coordinate descent crawls (australian, german at C >= 2^14: 100,000 epochs
     without the stop; LDM on haberman, d = 3, at C = 2^20: 100,000 epochs, the dense polish
@@ -288,8 +289,8 @@ def run(oracle, *, sign, lo, hi, p, dg, alpha0, u0=None, tol, max_iter, seed, sh
     :data:`SETTLED_FRACTION` of the free set changed between two checks (the exact "the
     same at two checks" of the other polishes depends on the permutations: from one seed to
     the next it came hundreds of epochs apart, or not before ``max_iter``), within the
-    budget of the low-rank polish, by :func:`fast._polish_lowrank.active_set_qp_lowrank` on the
-    candidates' rows of ``Z`` when they outnumber the features (its steps factorise a
+    budget of the low-rank polish, by :func:`fast._polish_lowrank.active_set_qp_lowrank` on
+    the candidates' rows of ``Z`` when they outnumber the features (its steps factorise a
     ``d x d`` matrix), else by the dense active set on their ``Q``. If a candidate left out
     should have moved, the descent that follows sees it and the next check polishes again.
 

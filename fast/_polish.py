@@ -129,6 +129,17 @@ class _Progress:
         return self.stalls < 3
 
 
+def _first_bound(x, d, lo, hi):
+    """``(k, t)``: the variable ``k`` that ``x + t d`` brings to its bound first, and ``t``
+    (``inf`` when ``d`` meets no bound)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t_hi = np.where(d > 0, (hi - x) / d, np.inf)
+        t_lo = np.where(d < 0, (lo - x) / d, np.inf)
+    t_all = np.minimum(t_hi, t_lo)
+    k = int(np.argmin(t_all))
+    return k, float(t_all[k])
+
+
 def _ratio_step(x, d, lo, hi, W, unbounded_ok):
     """The ratio test along ``d``: ``(x + d, True)`` when the full step stays in the box and
     may be taken whole (``unbounded_ok``: a Newton step, not a null direction), else
@@ -141,12 +152,7 @@ def _ratio_step(x, d, lo, hi, W, unbounded_ok):
     a nearly singular ``Q_fr`` (an RBF Gram with a small gamma, eigenvalues down to
     ``EIG_CUTOFF * lambda_max``) is not small: the loop then spent its whole step cap on
     such steps without ever releasing a variable (seen on haberman at C >= 2^14)."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t_hi = np.where(d > 0, (hi - x) / d, np.inf)
-        t_lo = np.where(d < 0, (lo - x) / d, np.inf)
-    t_all = np.minimum(t_hi, t_lo)
-    k = int(np.argmin(t_all))
-    t = float(t_all[k])
+    k, t = _first_bound(x, d, lo, hi)
     if unbounded_ok and t >= 1.0:
         return x + d, True
     if not np.isfinite(t):
@@ -511,10 +517,10 @@ def subspace_polish(oracle, sigma, p, dg, lo, hi, alpha, s, budget, pg_tol=0.0):
     rows ``X_F`` (O(their stored entries)), stopped at a relative residual of 1e-12 or
     once every entry of the residual (the free variables' gradient after the step) is
     within ``SUBSPACE_PG_FRACTION * pg_tol`` (the descent's stop asks ``pg_tol``; near the
-    optimum the first residual is already small), on curvature that is not positive (``Q_FF`` is singular when ``|F|`` exceeds the rank of
-    ``X_F``), at :data:`SUBSPACE_MAX_CG` iterations or when ``budget`` multiply-adds are
-    spent. The step is then projected on the box, halved until the exact change of the
-    dual (a quadratic: ``g_F^T delta + 1/2 delta^T Q_FF delta``) is a decrease, and
+    optimum the first residual is already small), on curvature that is not positive
+    (``Q_FF`` is singular when ``|F|`` exceeds the rank of ``X_F``), at
+    :data:`SUBSPACE_MAX_CG` iterations or when ``budget`` multiply-adds are spent. The step
+    is then projected on the box, halved until the exact change of the dual (a quadratic: ``g_F^T delta + 1/2 delta^T Q_FF delta``) is a decrease, and
     ``alpha`` is modified in place. Returns the CG iterations taken, positive when the step
     was kept, negative (or 0) when not. Deterministic: no random draws."""
     F = np.flatnonzero((alpha > lo) & (alpha < hi))

@@ -25,7 +25,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg as sla
 
-from ._polish import (EIG_CUTOFF, _coordinate_step, _Progress, _real_null, _step_is_null)
+from ._polish import (EIG_CUTOFF, _coordinate_step, _first_bound, _leaves_box, _Progress,
+                      _real_null, _step_is_null)
 
 #: a release computes the exact multipliers of the bound variables it cannot rule out, at
 #: most this fraction of the ``n``; more, and it computes the whole gradient instead
@@ -102,11 +103,12 @@ def active_set_qp_lowrank(Z, g0, x0, lo, hi, budget=np.inf, max_steps=None):
             Zf = Z[fr]
             gf = g0[fr] + Zf @ v
             # Q_fr = Zf Zf^T = U diag(ev) U^T with U = Zf V ev^(-1/2), (ev, V) the
-            # eigenpairs of the r x r matrix Zf^T Zf (:class:`_FreeGram`), no |fr| x |fr| matrix
-            G = gram.of(Zf)
-            chol = _cholesky(G) if r >= CHOLESKY_MIN_R and fr.size > r else None
+            # eigenpairs of the r x r matrix Zf^T Zf (:class:`_FreeGram`): no |fr| x |fr|
             few = (_cholesky(Zf @ Zf.T) if r >= CHOLESKY_MIN_R and fr.size <= r
                    else None)
+            G = gram.of(Zf) if few is None else None
+            chol = _cholesky(G) if G is not None and r >= CHOLESKY_MIN_R and fr.size > r \
+                else None
             if few is not None:
                 # at most r free rows, Q_fr = Zf Zf^T itself well conditioned: no null
                 # space, the Newton step from its Cholesky factor (|fr|^3 / 3, not r^3)
@@ -155,11 +157,11 @@ def active_set_qp_lowrank(Z, g0, x0, lo, hi, budget=np.inf, max_steps=None):
                 ZT = Z[T]
             continue
         prog.moved = True
+        xf, lof, hif = x[fr], lo[fr], hi[fr]
         if rel >= 0:
             k = int(np.searchsorted(fr, rel))
-            if (x[rel] <= lo[rel] and df[k] <= 0.0) or (x[rel] >= hi[rel] and df[k] >= 0.0):
+            if _leaves_box(xf, df, lof, hif, k):
                 # round-off turned the step: the coordinate step on the released variable
-                # (fast._polish._leaves_box)
                 zk = Z[rel]
                 gk = float(g0[rel] + zk @ v)
                 xr = _coordinate_step(x, rel, gk, float(zk @ zk), lo, hi)[rel]
@@ -172,12 +174,7 @@ def active_set_qp_lowrank(Z, g0, x0, lo, hi, budget=np.inf, max_steps=None):
                 continue
         rel = -1
         # the ratio test on the free set (fast._polish._ratio_step; d is zero elsewhere)
-        xf, lof, hif = x[fr], lo[fr], hi[fr]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            t_all = np.minimum(np.where(df > 0, (hif - xf) / df, np.inf),
-                               np.where(df < 0, (lof - xf) / df, np.inf))
-        k = int(np.argmin(t_all))
-        t = float(t_all[k])
+        k, t = _first_bound(xf, df, lof, hif)
         if unbounded_ok and t >= 1.0:
             xn = xf + df
             at_opt = True

@@ -422,21 +422,25 @@ def test_subspace_polish_stops_its_conjugate_gradients_at_the_descents_tolerance
     assert its[1e-8] < its[0.0]
 
 
-def test_short_chunk_after_a_nearly_exact_subspace_step_keeps_the_point():
+def _short_and_full_chunks(X, y, C, monkeypatch):
+    """The SVM on ``X``, ``y`` solved by the DCD as it is (short chunks after a nearly exact
+    subspace step) and with the short chunk turned off: ``(prob, short, full)``."""
+    from fast import _dcd
+
+    prob = rm.SVM(X, y, C=C)
+    short = fast.solve(prob, method="dcd", random_state=3)
+    with monkeypatch.context() as mp:
+        mp.setattr(_dcd, "SUBSPACE_CLIPPED", -1.0)    # never short
+        full = fast.solve(rm.SVM(X, y, C=C), method="dcd", random_state=3)
+    return prob, short, full
+
+
+def test_short_chunk_after_a_nearly_exact_subspace_step_keeps_the_point(monkeypatch):
     """After a kept subspace step that sent at most ``SUBSPACE_CLIPPED`` of the free set to a
     bound, the next chunk is short (a few epochs, then the next polish): the run needs fewer
     epochs than with the full chunks, and ends at the same certified optimum."""
-    from fast import _dcd
-
     X, y = _sparse_binary(1, m=4000, d=2000, per_row=10, flip=0.2)
-    prob = rm.SVM(X, y, C=10.0)
-    short = fast.solve(prob, method="dcd", random_state=3)
-    old = _dcd.SUBSPACE_CLIPPED
-    try:
-        _dcd.SUBSPACE_CLIPPED = -1.0                   # never short
-        full = fast.solve(rm.SVM(X, y, C=10.0), method="dcd", random_state=3)
-    finally:
-        _dcd.SUBSPACE_CLIPPED = old
+    prob, short, full = _short_and_full_chunks(X, y, 10.0, monkeypatch)
     assert short.status == full.status == "optimal"
     assert short.info["n_iter"] < full.info["n_iter"]
     assert prob.certify(short, reference=False).ok
@@ -444,23 +448,13 @@ def test_short_chunk_after_a_nearly_exact_subspace_step_keeps_the_point():
 
 
 @pytest.mark.parametrize("scale", [1e-3, 1e4])
-def test_short_chunk_keeps_the_certified_point_on_badly_scaled_rows(scale):
+def test_short_chunk_keeps_the_certified_point_on_badly_scaled_rows(scale, monkeypatch):
     """The short chunk and the CG's stop at the descent's tolerance on rows scaled by 1e-3
     (every multiplier at its bound C) and by 1e4 (an LP-like dual: thousands of epochs and
     subspace steps): the run ends optimal and certified, at the objective of the run with
     the full chunks."""
-    from fast import _dcd
-
     X, y = _sparse_binary(1, m=4000, d=2000, per_row=10, flip=0.2)
-    X = X * scale
-    prob = rm.SVM(X, y, C=1.0)
-    short = fast.solve(prob, method="dcd", random_state=3)
-    old = _dcd.SUBSPACE_CLIPPED
-    try:
-        _dcd.SUBSPACE_CLIPPED = -1.0                   # never short
-        full = fast.solve(rm.SVM(X, y, C=1.0), method="dcd", random_state=3)
-    finally:
-        _dcd.SUBSPACE_CLIPPED = old
+    prob, short, full = _short_and_full_chunks(X * scale, y, 1.0, monkeypatch)
     assert short.status == full.status == "optimal"
     assert prob.certify(short, reference=False).ok
     assert rel(short.objective, full.objective) <= 1e-8
