@@ -62,8 +62,10 @@ resumes from the polished point and the next polish waits for twice as many calm
 The factorization (``n^3/3`` flops for ``n`` free variables, at most ``POLISH_MAX``) is
 done only if it costs less than 10 times the flops of the epochs spent so far (+ 1e6), so
 the polish never dominates a solve that BCD alone would finish cheaply. A singular ``H``
-(linear kernel with ``d`` small, a zero feature vector) gets one pseudo-inverse step, kept
-only if it descends. ``polish=False`` runs BCD alone (seed 002's method as printed). At
+(linear kernel with ``d`` small, a zero feature vector) gets the same active-set steps
+through its eigendecomposition (``_pinv_steps``: along the gradient's null-space part to
+the first bound where it has one, else pseudo-inverse Newton steps), each kept only if it
+descends. ``polish=False`` runs BCD alone (seed 002's method as printed). At
 ``m = 300, k = 4`` (RBF, ``validation/bench_mcodm.py``) round 1 takes ~20-25 epochs and one
 polish instead of ~210 epochs. (Shrinking, as in LIBLINEAR, is not used: it saves the
 visits of blocks that stay at 0, and with eq. 20's squared slacks a block is at 0 only if
@@ -138,6 +140,8 @@ ANDERSON_MEMORY = 5
 #: this many epochs in a row (doubled after each try), on at most ``POLISH_MAX`` variables
 POLISH_CALM = 2
 POLISH_MAX = 3000
+#: the least budget (flops) of the dense active set on a singular face (``_box_qp``)
+BOX_QP_FLOPS = 1e9
 
 from ._mcodm_bcd import _CALM  # noqa: E402  (a status of the epochs)
 
@@ -213,39 +217,50 @@ class _Engine:
             U, _ = cho_factor(H.T, lower=False, overwrite_a=True, check_finite=False)
             steps = _face_newton(U.T, g, x, is_alpha)
         except np.linalg.LinAlgError:
-            # singular H (e.g. linear kernel, a zero feature vector): one step with the
-            # pseudo-inverse (eigenvalues below 1e-12 lambda_max dropped), if it descends
-            H, g = _chunk.call(_face_system, K, kidx, vi, vl, self.y, M, S, dual,
-                               1.0 / (2.0 * p.c), par)
-            H = np.tril(H)
-            H += np.tril(H, -1).T
-            steps = self._pinv_step(H, g, x, is_alpha)
+            # singular H (e.g. linear kernel with few features, a zero feature vector): the
+            # whole of eq. 23 by the dense active set, if small enough. Its steps cost about
+            # 4 n_free^3 flops and its walk releases variables, which the face cannot; the
+            # coordinate descent crawls on such a Hessian, so the walk gets at least
+            # BOX_QP_FLOPS (about 0.1-0.5 s) whatever the epochs spent
+            if alpha.size > POLISH_MAX:
+                return 0
+            return self._box_qp(M, alpha, beta, coef, S, max(budget, BOX_QP_FLOPS))
         if steps:
             _face_set(vi, vl, x, self.y, alpha, beta, coef)
         return steps
 
-    @staticmethod
-    def _pinv_step(H, g, x, is_alpha):
-        """One Newton step with the pseudo-inverse of a singular face Hessian ``H``, cut by
-        the ratio test; updates ``x``, returns 1 if it lowers eq. 23's objective, else 0."""
-        lam, V = np.linalg.eigh(H)
-        keep = lam > 1e-12 * max(float(lam[-1]), 0.0)
-        if not np.any(keep):
+    def _box_qp(self, M, alpha, beta, coef, S, budget):
+        """Eq. 23 over all its variables as a sign-constrained QP (``alpha_i^l <= 0`` for
+        ``l != y_i``, ``beta_i >= 0``; the equality eliminated), solved from the current point
+        by the dense active set :func:`fast._polish.active_set_qp` (eigendecompositions of
+        the free block: a singular Hessian's null space is followed to the bounds, and bound
+        variables whose multipliers have the wrong sign are released). Modifies ``alpha``,
+        ``beta``, ``coef`` in place; returns 1 if it lowered eq. 23's objective, else 0."""
+        from ._polish import active_set_qp
+
+        p, y = self.prob, self.y
+        m, k = alpha.shape
+        ii, ll = np.repeat(np.arange(m), k), np.tile(np.arange(k), m)
+        keep = ll != y[ii]
+        vi = np.concatenate([ii[keep], np.arange(m)]).astype(np.int64)
+        vl = np.concatenate([ll[keep], np.full(m, -1)]).astype(np.int64)
+        if self.path == "linear":
+            K = np.ascontiguousarray(self.X @ self.X.T)
+        else:
+            K = self.G
+        H, g = _chunk.call(_face_system, K, vi, vi, vl, y, M, S,
+                           McDual(alpha, beta, coef), 1.0 / (2.0 * p.c),
+                           McParams(p.c, p.mu, p.theta))
+        H = np.tril(H)
+        H += np.tril(H, -1).T
+        is_alpha = vl >= 0
+        x0 = np.where(is_alpha, alpha[vi, np.maximum(vl, 0)], beta[vi])
+        lo = np.where(is_alpha, -np.inf, 0.0)
+        hi = np.where(is_alpha, 0.0, np.inf)
+        x, change = active_set_qp(H, g, x0, lo, hi, budget=budget)
+        if not change < 0.0:
             return 0
-        d = -(V[:, keep] @ ((V[:, keep].T @ g) / lam[keep]))
-        if not np.all(np.isfinite(d)):
-            return 0
-        towards = np.where(is_alpha, d > 0.0, d < 0.0)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            tv = np.where(towards, -x / d, np.inf)
-        b = int(np.argmin(tv))
-        t = min(max(float(tv[b]), 0.0), 1.0)
-        # exact change of eq. 23 along t d
-        if not (t * float(g @ d) + 0.5 * t * t * float(d @ (H @ d)) < 0.0):
-            return 0
-        x += t * d
-        if t < 1.0:
-            x[b] = 0.0
+        _face_set(vi, vl, x, y, alpha, beta, coef)
         return 1
 
     def run(self, M, alpha, beta, tol, max_iter, seed, kkt_tol, polish=True):
