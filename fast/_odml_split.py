@@ -281,19 +281,20 @@ class SplitProblem:
         return self.y * (alpha + self.offset) - self.sq * (rho - self.y * (self.y @ rho) / m)
 
     def values(self, prob, alpha, rho):
-        """``(w, coef, P, D, stationarity, scale)`` at the iterate, exactly (four passes over
-        the rows): ``w`` and ``P(w)``, the larger of ``D(alpha, rho)`` and ``D(alpha, R X w)``,
-        and the certificate's stationarity ``||w - X^T(Yv - c P X w)||`` with its scale
-        (:meth:`refmodels.odml._MarginDistributionProblem.kkt_residuals`)."""
+        """``(w, coef, P, D, stationarity, scale, Xw)`` at the iterate, exactly (four passes
+        over the rows; one ``X^T`` product with two columns is slower than two with one, in
+        SciPy): ``w`` and ``P(w)``, the larger of ``D(alpha, rho)`` and ``D(alpha, R X w)``,
+        the certificate's stationarity ``||w - X^T(Yv - c P X w)||`` with its scale
+        (:meth:`refmodels.odml._MarginDistributionProblem.kkt_residuals`), and ``X w``."""
         X, y, m = self.X, self.y, self.m
         coef = self.coef(alpha, rho)
         w = np.asarray(X.T @ coef).ravel()
+        xyv = np.asarray(X.T @ (y * (alpha + self.offset))).ravel()
         Xw = np.asarray(X @ w).ravel()
         ww = float(w @ w)
         P = float(prob.objective_from_margins(y * Xw, ww))
         D1 = float(np.sum(alpha) - 0.5 * ww - 0.5 * float(rho @ rho))
         pxw = Xw - y * (y @ Xw) / m
-        xyv = np.asarray(X.T @ (y * (alpha + self.offset))).ravel()
         xpxw = np.asarray(X.T @ pxw).ravel()
         wd = xyv - self.c * xpxw
         D2 = float(np.sum(alpha) - 0.5 * float(wd @ wd) - 0.5 * self.c * float(pxw @ pxw))
@@ -301,10 +302,10 @@ class SplitProblem:
         scale = (1.0 + np.sqrt(ww) + self.c * float(np.linalg.norm(xpxw))
                  + self.offset * m * float(np.linalg.norm(self.xbar))
                  + float(np.linalg.norm(xyv - self.offset * m * self.xbar)))
-        return w, coef, P, max(D1, D2), grad, scale
+        return w, coef, P, max(D1, D2), grad, scale, Xw
 
 
-def face_newton(sp_, alpha, rho, budget, every_rho):
+def face_newton(sp_, alpha, rho, budget, every_rho, w=None, Xw=None):
     """A projected Newton step of ``-D`` over the points ``S``: the free ``alpha_i`` (inside
     the box, or at a bound with a gradient pointing inside) and the ``rho_i`` of ``S`` move,
     the rest stays. ``S`` is every point when ``every_rho`` (the ``rho`` block is far from diagonal,
@@ -318,11 +319,14 @@ def face_newton(sp_, alpha, rho, budget, every_rho):
     this Hessian is the identity plus a matrix of rank at most ``d + |F|``, where conjugate
     gradients end in about that many steps. The step is projected on the box and halved
     until the exact change of the quadratic is a decrease; ``alpha``, ``rho`` are then
-    changed in place. Returns the CG iterations, positive when the step was kept, negative
-    (or 0) when not."""
+    changed in place. ``w`` and ``X w`` at the iterate when the caller has them (the
+    check's), else computed. Returns the CG iterations, positive when the step was kept,
+    negative (or 0) when not."""
     X, y, m, sq, xbar = sp_.X, sp_.y, sp_.m, sp_.sq, sp_.xbar
-    w = np.asarray(X.T @ sp_.coef(alpha, rho)).ravel()
-    g = y * np.asarray(X @ w).ravel() - 1.0
+    if w is None or Xw is None:
+        w = np.asarray(X.T @ sp_.coef(alpha, rho)).ravel()
+        Xw = np.asarray(X @ w).ravel()
+    g = y * Xw - 1.0
     # the free alpha_i and those at a bound whose gradient points inside (a projected step)
     free = (((alpha > 0.0) & (alpha < sp_.upper)) | ((alpha <= 0.0) & (g < 0.0))
             | ((alpha >= sp_.upper) & (g > 0.0)))
@@ -340,7 +344,7 @@ def face_newton(sp_, alpha, rho, budget, every_rho):
         XSdw = np.asarray(XS @ dw).ravel()
         return fS * yS * XSdw, dr - sq * (XSdw - yS * float(xbar @ dw))
 
-    XSw = np.asarray(XS @ w).ravel()
+    XSw = Xw[S]
     ga = fS * (yS * XSw - 1.0)
     gr = rho[S] - sq * (XSw - yS * float(xbar @ w))
     n = S.size
@@ -461,7 +465,7 @@ def run(prob, tol, max_iter, random_state, alpha0, w0=None, shrinking=True, poli
             _not_finite("a gradient", epochs)
         pg_conv = bool(stats[S_CONVERGED])
         tp = time.perf_counter()
-        w, coef, P, D, grad, scale = sp_.values(prob, alpha, rho)
+        w, coef, P, D, grad, scale, Xw = sp_.values(prob, alpha, rho)
         check_time += time.perf_counter() - tp
         n_checks += 1
         if not (np.isfinite(P) and np.isfinite(D)):
@@ -483,7 +487,7 @@ def run(prob, tol, max_iter, random_state, alpha0, w0=None, shrinking=True, poli
         chunk = max(FIRST_CHUNK, epochs // 4)
         if polish:
             tp = time.perf_counter()
-            steps = face_newton(sp_, alpha, rho, FACE_WORK * work + 1e6, every_rho)
+            steps = face_newton(sp_, alpha, rho, FACE_WORK * work + 1e6, every_rho, w, Xw)
             polish_time += time.perf_counter() - tp
             n_face += abs(steps)
             if steps > 0:
