@@ -91,7 +91,12 @@ def _solve(module, prob, method, tol, max_iter, random_state, warm_start, option
         except (ValueError, TypeError):
             return None                   # no warm start for this method
 
-    repair = solvers.repair or (refine if tol is None else None)
+    def repair(prob, sol):
+        """The family's own second chance first, then (at the default ``tol``) the generic
+        one when the family's does not apply."""
+        fixed = solvers.repair(prob, sol) if solvers.repair is not None else None
+        return fixed if fixed is not None or tol is not None else refine(prob, sol)
+
     return finish(prob, sol, user_tol=tol, repair=repair)
 
 

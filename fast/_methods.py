@@ -87,7 +87,8 @@ class Solvers(NamedTuple):
 
     ``refine_tol(prob)``: the tolerance of :func:`fast.solve`'s warm-started second solve
     (where the family's ``tol`` means something other than a gap); ``repair(prob, sol)``:
-    a family's own second chance instead of that solve (None: the generic one);
+    a family's own second chance, tried before that solve (which runs when it returns
+    None);
     ``lean_path(prob, values)``: a path over the regularization parameter that the
     cross-validation folds may use instead of one solve per value (None: none)."""
 

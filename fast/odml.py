@@ -412,5 +412,50 @@ def _solve_asgd(prob, tol, max_iter, random_state, warm_start, eta0=None, t0=Non
     return sol
 
 
+def feature_space_repair(prob, sol):
+    """A kernel ODML / LDM's second chance when its returned point fails the self-check:
+    the point of the same multipliers recomputed in the certificate's feature space.
+
+    ``coef = (I + AG)^{-1} Y v`` is exact for the dual, but on a badly conditioned Gram
+    (a polynomial kernel on raw features, entries ~1e11) the stationarity it gives,
+    ``||w + A-term - F^T Y v||`` with ``w = F^T coef``, carries the round-off of ``G coef``
+    times the Gram's scale (1e-5 relative where the multipliers match the reference's to
+    1e-16). Solved in the empirical map ``F`` (``G = F F^T``, r <= m columns), the r x r
+    system ``(I + c F^T P F) w = F^T Y v`` is SPD and its Cholesky solve backward stable:
+    the stationarity is then at round-off. The point returned carries that ``w`` and, for
+    the predictions, the ``coef`` whose map ``F^T coef`` is nearer to it: the dual solver's,
+    or the least-squares ``F^{+T} w``; the self-check judges it as any point. Only for a
+    kernel (the linear path's ``w`` is already the feature-space one) and ``m`` up to the
+    automatic reference's size (``F`` is an m x m eigendecomposition); else None."""
+    from refmodels.reference import AUTO_REFERENCE_MAX_M
+
+    from ._selfcheck import check, _worst
+
+    name = prob.dual_names[0]
+    mult = sol.variables.get(name)
+    if (prob.kernel.is_linear or prob.m > AUTO_REFERENCE_MAX_M or sol.coef is None
+            or mult is None or np.shape(mult) != (prob.m,)):
+        return None
+    F, y, m = np.asarray(prob.F, dtype=np.float64), prob.y, prob.m
+    v = prob._v(np.asarray(mult, dtype=np.float64))
+    PF = F - np.outer(y, y @ F) / m
+    M = np.eye(F.shape[1]) + prob._A_coef * (F.T @ PF)
+    try:
+        w = sla.cho_solve(sla.cho_factor(0.5 * (M + M.T)), F.T @ (y * v))
+    except np.linalg.LinAlgError:
+        return None
+    best, best_worst = None, np.inf
+    for coef in (np.asarray(sol.coef, dtype=np.float64),
+                 np.linalg.lstsq(F.T, w, rcond=None)[0]):
+        cand = Solution(objective=sol.objective, coef=coef, intercept=0.0,
+                        variables={**sol.variables, "w": w}, status=sol.status,
+                        solver=sol.solver, form=sol.form, time=sol.time, n_iter=sol.n_iter,
+                        info={**sol.info, "feature_space_w": True})
+        worst = _worst(check(prob, cand))
+        if worst < best_worst:
+            best, best_worst = cand, worst
+    return best
+
+
 METHODS = {"dcd": _dcd_method, "asgd": _solve_asgd, "smo": _solve_smo}
-SOLVERS = _methods.Solvers(METHODS, choose_method)
+SOLVERS = _methods.Solvers(METHODS, choose_method, repair=feature_space_repair)

@@ -1,6 +1,8 @@
 """fast.solve on ODML and LDM (SPEC §2–3): DCD (Woodbury H; whitened linear path) and ASGD.
 DCD against the reference, CSR = dense and the warm start from its own solution:
 tests/test_contract.py. ``method="smo"``: the tests at the end."""
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -278,3 +280,30 @@ def test_smo_tiny_objective_resumes_until_the_family_gap():
     sol = fast.solve(prob, method="smo")
     assert sol.status == "optimal" and sol.info["extra_refines"] >= 1
     assert prob.certify(sol, reference=False).ok
+
+
+@pytest.mark.parametrize("family, seed", [("LDM", 7146), ("LDM", 7156), ("ODML", 7155)])
+def test_feature_space_repair_certifies_a_badly_conditioned_kernel_point(family, seed):
+    """The scale sweep's draws (``validation/sweep_scales.py --seed 7100``) where the fast
+    SMO's multipliers matched the reference's (to 1e-16 on LDM 7146) yet its point failed
+    the self-check on stationarity (1.5e-6 .. 1.7e-5): polynomial kernels on raw features,
+    Gram diagonals 1e9 .. 1e11, where ``coef = (I + AG)^{-1} Y v`` carries the round-off of
+    ``G coef``. The family's repair (:func:`fast.odml.feature_space_repair`: ``w`` solved in
+    the empirical map) makes them optimal and certified, with the reference's objective to
+    1e-6 and its decision values to 1e-5 of their scale."""
+    from strategies import make_problem as draw
+
+    prob, desc = draw(family, seed)
+    assert desc["kernel"].startswith("poly") and desc["scale"] >= 50
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                  # no ConvergenceWarning
+        sol = fast.solve(prob, random_state=0)
+    assert sol.status == "optimal"
+    assert sol.info.get("repaired") and sol.info.get("feature_space_w")
+    cert = prob.certify(sol, reference=False)
+    assert cert.ok, cert.failing
+    ref = prob.solve()
+    assert sol.objective == pytest.approx(ref.objective, rel=1e-6)
+    f_ref = prob.decision_function(ref, prob.X)
+    f_fast = prob.decision_function(sol, prob.X)
+    assert np.max(np.abs(f_fast - f_ref)) <= 1e-5 * (1.0 + np.max(np.abs(f_ref)))
