@@ -69,3 +69,29 @@ def test_cheap_never_computes_the_reference():
     ws = rm.Workspace()
     prob.certify(sol, mode="cheap", workspace=ws, reference=True)
     assert not any("reference" in str(k) for k in ws.keys()), list(ws.keys())
+
+
+def test_badly_scaled_kernel_point_is_judged_by_the_certificate_itself():
+    """On badly scaled data the cheap mode takes the full certificate's residuals instead of
+    the kernel-product estimates of what it measures. LDM, cubic kernel on raw features
+    (the scale sweep's draw 9331: Gram diagonal ~1e12): the SMO's point has a kernel-product
+    stationarity of 1.7e-4 (the round-off of ``G coef``) while the certificate, in the
+    feature space, holds; the cheap verdict is the certificate's, for that point and for
+    a wrong one (the multipliers halved)."""
+    prob, desc = make_problem("LDM", 9331)
+    assert desc["scale"] >= 50 and desc["kernel"].startswith("poly(3")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sol = fast.solve(prob, random_state=0)
+    assert sol.status == "optimal"
+    wrong = rm.Solution(objective=sol.objective, coef=0.5 * sol.coef, intercept=0.0,
+                        variables={"beta": 0.5 * sol.variables["beta"]}, status="optimal",
+                        solver="x", form="fast", time=0.0, n_iter=0,
+                        info={"dual_objective": sol.info["dual_objective"]})
+    for point in (sol, wrong):
+        cheap = prob.certify(point, mode="cheap")
+        full = prob.certify(point, reference=False)
+        assert cheap.ok == full.ok
+        assert set(cheap.residuals) - {"reported objective"} <= {
+            f"certificate ({k})" for k in full.residuals}
+    assert not prob.certify(wrong, mode="cheap").ok
