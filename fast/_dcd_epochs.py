@@ -234,11 +234,22 @@ def _make_epochs(mode):
                     # for the hardware to follow), and their offsets further ahead; dense
                     # rows too (fast._rows.PREFETCH_AHEAD)
                     if a + PREFETCH_AHEAD < active:
-                        row_prefetch(index[a + PREFETCH_AHEAD], indptr, indices, vals)
+                        ia = index[a + PREFETCH_AHEAD]
+                        row_prefetch(ia, indptr, indices, vals)
+                        # (and the point's own entries: an L2 miss each, in random order)
+                        prefetch(qy, ia)
+                        prefetch(diag, ia)
+                        for b in range(k):
+                            prefetch(alpha, b * m + ia)
                     if a + 2 * PREFETCH_AHEAD < active:
                         prefetch(indptr, index[a + 2 * PREFETCH_AHEAD])
                 elif mode == 2 and a + PREFETCH_AHEAD < active:
-                    dense_row_prefetch(index[a + PREFETCH_AHEAD], Xd)
+                    ia = index[a + PREFETCH_AHEAD]
+                    dense_row_prefetch(ia, Xd)
+                    prefetch(qy, ia)
+                    prefetch(diag, ia)
+                    for b in range(k):
+                        prefetch(alpha, b * m + ia)
                 if mode <= 1:
                     cost = 0.0
                 elif mode == 2:

@@ -147,7 +147,14 @@ def _epochs(data, st, opt, budget):
             i = index[a]
             # (the rows ahead asked for now: :func:`fast._rows.row_prefetch`)
             if a + PREFETCH_AHEAD < active:
-                row_prefetch(index[a + PREFETCH_AHEAD], indptr, indices, vals)
+                ia = index[a + PREFETCH_AHEAD]
+                row_prefetch(ia, indptr, indices, vals)
+                # (and the point's own entries, an L2 miss each in random order)
+                prefetch(alpha, ia)
+                prefetch(rho, ia)
+                prefetch(y, ia)
+                prefetch(sqn, ia)
+                prefetch(xb, ia)
             if a + 2 * PREFETCH_AHEAD < active:
                 prefetch(indptr, index[a + 2 * PREFETCH_AHEAD])
             cost = CSR_ENTRY_COST * (indptr[i + 1] - indptr[i])
