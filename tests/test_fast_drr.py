@@ -479,3 +479,54 @@ def test_cheap_check_of_a_large_drm_never_builds_the_gram(alpha, monkeypatch):
     cert = p2.certify(s, mode="cheap")
     (name, value), = cert.residuals.items()
     assert "(Q_D + beta I) w = K_x" in name and cert.ok, cert
+
+
+@pytest.mark.parametrize("seed", [7146, 11026, 11030])
+def test_ill_conditioned_kernel_drr_is_finished_by_admm(seed):
+    """The scale sweep's draws (``validation/sweep_scales.py``, seeds 7100 and 11000) where
+    APG stopped at its 50,000 iterations after 15-50 s and the reference certified: cubic
+    kernels on raw features, Gram entries ~1e10-1e11, m = 13-56. APG now runs 5,000
+    iterations and ADMM (:mod:`fast._drr_admm`) finishes: optimal, certified, the
+    reference's objectives to 1e-8 relative. With an explicit ``max_iter`` the caller's cap
+    holds and nothing follows APG."""
+    from strategies import make_problem as draw
+
+    prob, desc = draw("DRR", seed)
+    assert desc["kernel"].startswith("poly(3") and desc["scale"] >= 50
+    sol = fast.solve(prob)
+    assert sol.status == "optimal" and sol.info["admm_iterations"] > 0
+    cert = prob.certify(sol, reference=False)
+    assert cert.ok, cert.failing
+    np.testing.assert_allclose(sol.objective, prob.solve().objective, rtol=1e-8)
+    with pytest.warns(ConvergenceWarning):
+        capped = fast.solve(prob, max_iter=200)
+    assert capped.status == "max_iter" and "admm_iterations" not in capped.info
+
+
+def test_admm_matches_the_closed_form_on_drm_like_data():
+    """:func:`fast._drr_admm.admm` alone, with the ridge regularizer ``1/2 ||w||^2`` (whose
+    prox is ``v / (1 + step beta)``), Q of condition number 1e9, from ``W = 0``: the
+    residual of ``(Q + beta I) Z = K_x``, computed here, meets the scaled tolerance asked,
+    and ``Z`` lies within that residual over ``lambda_min(Q) + beta`` of the exact
+    solution."""
+    from fast import _drr_admm
+    from fast.drr import _scale
+
+    class Ridge:
+        beta = 0.5
+
+        def prox(self, V, step):
+            return V / (1.0 + np.asarray(step) * self.beta)
+
+    rng = np.random.default_rng(0)
+    m = 30
+    Vq = np.linalg.qr(rng.standard_normal((m, m)))[0]
+    Q = (Vq * np.logspace(-1, 8, m)) @ Vq.T
+    Kx = Q @ rng.standard_normal((m, 3))
+    Z, QZ, it, res, conv = _drr_admm.admm(Q, Ridge(), Kx, np.zeros((m, 3)), 1e-12, _scale,
+                                          5000)
+    assert conv and res <= 1e-12 and it < 5000
+    r = np.linalg.norm((Q + 0.5 * np.eye(m)) @ Z - Kx, axis=0)
+    assert np.all(r <= 1e-12 * _scale(Kx, Q @ Z) * (1.0 + 1e-6))
+    exact = np.linalg.solve(Q + 0.5 * np.eye(m), Kx)
+    assert np.all(np.linalg.norm(Z - exact, axis=0) <= 1.01 * r / (0.1 + 0.5) + 1e-14)
