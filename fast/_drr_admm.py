@@ -41,11 +41,13 @@ def default_max_iter(m, k):
     return int(min(ADMM_MAX_ITER, max(ADMM_MIN_ITER, ADMM_WORK / (3.0 * m * m * max(k, 1)))))
 
 
-def admm(Q, reg, Kx, W, tol, scale, max_iter):
+def admm(Q, reg, Kx, W, tol, scale, still_open, max_iter):
     """ADMM (module docstring) from ``z = W`` and ``rho u = K_x - Q W`` (the multiplier the
     smooth part's gradient gives). ``reg``: :class:`fast.drr._Reg` (``prox_{step beta R}``
-    per column); ``scale(Kx, QZ)``: the residual's per-column scale. Returns ``(Z, QZ,
-    iterations, worst scaled residual, converged)``."""
+    per column); ``scale(Kx, QZ)``: the residual's per-column scale; ``still_open(res, sc,
+    it, Z)``: the columns not yet within ``tol`` (:func:`fast.drr._open`, which raises on a
+    residual that is not finite). Returns ``(Z, QZ, iterations, worst scaled residual,
+    converged)``."""
     lam, V = np.linalg.eigh(0.5 * (Q + Q.T))
     top = max(float(lam[-1]), 1e-300)
     pos = lam[lam > 1e-12 * top]
@@ -65,11 +67,11 @@ def admm(Q, reg, Kx, W, tol, scale, max_iter):
         Zn = reg.prox(X + Ua, np.full(a.size, 1.0 / rho))
         Ua = Ua + X - Zn
         QZa = Q @ Zn
-        r = np.linalg.norm(QZa - Ka + rho * Ua, axis=0) / scale(Ka, QZa)
-        res[a] = r
+        r = np.linalg.norm(QZa - Ka + rho * Ua, axis=0)
+        sc = scale(Ka, QZa)
+        keep = still_open(r, sc, it, Zn)
+        res[a] = r / sc
         Z[:, a], U[:, a], QZ[:, a] = Zn, Ua, QZa
-        if not np.all(np.isfinite(r)):
-            break                                   # the caller's check names the columns
         if it % BALANCE_EVERY == 0:
             primal = float(np.linalg.norm(X - Zn))
             dual = rho * float(np.linalg.norm(Zn - Za))
@@ -79,5 +81,5 @@ def admm(Q, reg, Kx, W, tol, scale, max_iter):
             elif dual > 10.0 * primal:
                 rho /= 2.0
                 U *= 2.0
-        active = a[~(r <= tol)]
-    return Z, QZ, it, float(np.max(res)), bool(np.all(res <= tol))
+        active = a[keep]
+    return Z, QZ, it, float(np.max(res)), not active.size

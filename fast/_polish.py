@@ -520,8 +520,9 @@ def subspace_polish(oracle, sigma, p, dg, lo, hi, alpha, s, budget, pg_tol=0.0):
     optimum the first residual is already small), on curvature that is not positive
     (``Q_FF`` is singular when ``|F|`` exceeds the rank of ``X_F``), at
     :data:`SUBSPACE_MAX_CG` iterations or when ``budget`` multiply-adds are spent. The step
-    is then projected on the box, halved until the exact change of the dual (a quadratic: ``g_F^T delta + 1/2 delta^T Q_FF delta``) is a decrease, and
-    ``alpha`` is modified in place. Returns the CG iterations taken, positive when the step
+    is then projected on the box, halved until the exact change of the dual (a quadratic:
+    ``g_F^T delta + 1/2 delta^T Q_FF delta``) is a decrease, and ``alpha`` is modified in
+    place. Returns the CG iterations taken, positive when the step
     was kept, negative (or 0) when not. Deterministic: no random draws."""
     F = np.flatnonzero((alpha > lo) & (alpha < hi))
     if F.size == 0:

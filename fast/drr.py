@@ -388,8 +388,10 @@ def _solve(prob, method, tol, max_iter, warm_start, options):
             info["b0"] = bb
             info["lipschitz_estimate"] = max(info.get("lipschitz_estimate", 0.0), Lmax)
             if not conv and admm_next:
-                Wb, QW, it2, res, conv = _admm.admm(op.Q, reg, Kx, Wb, tol, _scale,
-                                                    _admm.default_max_iter(m, Kx.shape[1]))
+                Wb, QW, it2, res, conv = _admm.admm(
+                    op.Q, reg, Kx, Wb, tol, _scale,
+                    lambda r, sc, i, Z: _open(r, sc, tol, "apg (ADMM)", i, Z),
+                    _admm.default_max_iter(m, Kx.shape[1]))
                 info["admm_iterations"] = info.get("admm_iterations", 0) + it2
                 it += it2
         W[:, sl] = Wb

@@ -62,10 +62,10 @@ resumes from the polished point and the next polish waits for twice as many calm
 The factorization (``n^3/3`` flops for ``n`` free variables, at most ``POLISH_MAX``) is
 done only if it costs less than 10 times the flops of the epochs spent so far (+ 1e6), so
 the polish never dominates a solve that BCD alone would finish cheaply. A singular ``H``
-(linear kernel with ``d`` small, a zero feature vector) gets the same active-set steps
-through its eigendecomposition (``_pinv_steps``: along the gradient's null-space part to
-the first bound where it has one, else pseudo-inverse Newton steps), each kept only if it
-descends. ``polish=False`` runs BCD alone (seed 002's method as printed). At
+(linear kernel with ``d`` small, a zero feature vector) sends the whole of eq. 23, a
+sign-constrained QP once the equality is eliminated, to the dense active set
+(``_box_qp``, :func:`fast._polish.active_set_qp`: it follows the null space to the bounds
+and releases variables, which the face's steps cannot), kept only if it descends. ``polish=False`` runs BCD alone (seed 002's method as printed). At
 ``m = 300, k = 4`` (RBF, ``validation/bench_mcodm.py``) round 1 takes ~20-25 epochs and one
 polish instead of ~210 epochs. (Shrinking, as in LIBLINEAR, is not used: it saves the
 visits of blocks that stay at 0, and with eq. 20's squared slacks a block is at 0 only if

@@ -510,7 +510,7 @@ def test_admm_matches_the_closed_form_on_drm_like_data():
     and ``Z`` lies within that residual over ``lambda_min(Q) + beta`` of the exact
     solution."""
     from fast import _drr_admm
-    from fast.drr import _scale
+    from fast.drr import _open, _scale
 
     class Ridge:
         beta = 0.5
@@ -523,8 +523,9 @@ def test_admm_matches_the_closed_form_on_drm_like_data():
     Vq = np.linalg.qr(rng.standard_normal((m, m)))[0]
     Q = (Vq * np.logspace(-1, 8, m)) @ Vq.T
     Kx = Q @ rng.standard_normal((m, 3))
-    Z, QZ, it, res, conv = _drr_admm.admm(Q, Ridge(), Kx, np.zeros((m, 3)), 1e-12, _scale,
-                                          5000)
+    Z, QZ, it, res, conv = _drr_admm.admm(
+        Q, Ridge(), Kx, np.zeros((m, 3)), 1e-12, _scale,
+        lambda r, sc, i, W: _open(r, sc, 1e-12, "admm", i, W), 5000)
     assert conv and res <= 1e-12 and it < 5000
     r = np.linalg.norm((Q + 0.5 * np.eye(m)) @ Z - Kx, axis=0)
     assert np.all(r <= 1e-12 * _scale(Kx, Q @ Z) * (1.0 + 1e-6))
