@@ -42,7 +42,10 @@ def solve(prob, method=None, tol=None, max_iter=None, random_state=None, warm_st
     Returns
     -------
     refmodels.Solution with ``status`` ``"optimal"`` or ``"max_iter"`` (the latter with a
-    ``ConvergenceWarning`` stating the residual reached and the tolerance asked).
+    ``ConvergenceWarning`` stating the residual reached and the tolerance asked), or
+    ``"converged"`` / ``"inaccurate"`` when the self-check fails (:mod:`fast._selfcheck`).
+    At the defaults (no ``tol``, no ``max_iter``) a solver's stop at its own cap is checked
+    too: a point that meets the certificate is ``"optimal"``, without the warning.
     """
     from refmodels import registry
 
@@ -64,10 +67,18 @@ def _solve(module, prob, method, tol, max_iter, random_state, warm_start, option
     """:func:`solve` inside its workspace."""
     from . import _methods
 
+    import warnings
+
     solvers = module.SOLVERS
+    default_call = tol is None and max_iter is None
     try:
-        sol = _methods.run(solvers, prob, method, tol, max_iter, random_state, warm_start,
-                           options)
+        # a default call records the solver's warnings: a stop at the default cap whose point
+        # meets the certificate is not a failure (see ``finish``), and its warning is dropped
+        with warnings.catch_warnings(record=default_call) as caught:
+            if default_call:
+                warnings.simplefilter("always")
+            sol = _methods.run(solvers, prob, method, tol, max_iter, random_state, warm_start,
+                               options)
     except np.linalg.LinAlgError as exc:
         from refmodels.solution import SolverError
 
@@ -91,13 +102,36 @@ def _solve(module, prob, method, tol, max_iter, random_state, warm_start, option
         except (ValueError, TypeError):
             return None                   # no warm start for this method
 
-    def repair(prob, sol):
-        """The family's own second chance first, then (at the default ``tol``) the generic
-        one when the family's does not apply."""
-        fixed = solvers.repair(prob, sol) if solvers.repair is not None else None
-        return fixed if fixed is not None or tol is not None else refine(prob, sol)
+    def own(prob, sol):
+        return solvers.repair(prob, sol) if solvers.repair is not None else None
 
-    return finish(prob, sol, user_tol=tol, repair=repair)
+    def repair(prob, sol):
+        """The family's own second chance first; at the default ``tol``, when it does not
+        apply or its point still fails the check, the generic one too (then the family's
+        on the refined point): the candidate the check judges best. A point at the default
+        cap (``finish``'s ``recheck_cap``) gets the family's only."""
+        from ._selfcheck import _worst, check
+
+        fixed = own(prob, sol)
+        if sol.status == "max_iter":
+            return fixed                  # a point at the cap: no second solve to the cap
+        if tol is not None or (fixed is not None and _worst(check(prob, fixed)) <= 1.0):
+            return fixed
+        refined = refine(prob, sol)
+        if refined is None:
+            return fixed
+        candidates = [c for c in (fixed, refined, own(prob, refined)) if c is not None]
+        return min(candidates, key=lambda c: _worst(check(prob, c)))
+
+    capped = sol.status == "max_iter"
+    sol = finish(prob, sol, user_tol=tol, repair=repair, recheck_cap=default_call)
+    from sklearn.exceptions import ConvergenceWarning
+
+    for w in caught or ():
+        if not (capped and sol.status == "optimal" and issubclass(w.category,
+                                                                  ConvergenceWarning)):
+            warnings.warn(w.message, w.category, stacklevel=3)
+    return sol
 
 
 def __getattr__(name):

@@ -507,3 +507,33 @@ def box_arrays(box, y, diag=False):
     if diag:
         return pt, s, p, u, np.concatenate([np.full(m, float(dk)) for dk in box.dg])
     return pt, s, p, u
+
+
+def intercept_repair(prob, sol, C1, C2, eps):
+    """The SVM's and SVMm's second chance (a free intercept, the dual's equality): the
+    intercept of the returned ``coef`` replaced by the one that minimises the primal at that
+    ``coef`` (:func:`fast._svmm_linear.best_intercept`, exact on the piecewise-linear
+    objective). The SMO reads ``b`` off the gradient of its free variables; with no free
+    variable it takes the middle of the feasible band, and there the primal grows with
+    ``C |b - b*|`` per point on a kink: an RBF kernel on far-apart points, the dual value
+    1e-9 from the optimum and the primal at the SMO's ``b`` 1.4e-7 above it. ``None`` without
+    an intercept, or when the best ``b`` does not lower the objective. ``C1``, ``C2``, ``eps``:
+    the primal's weights (the SVM's ``C``, 0, 0)."""
+    from dataclasses import replace
+
+    from refmodels.cheap import _solver_rows
+
+    from ._svmm_linear import best_intercept
+
+    if not prob.has_intercept or sol.coef is None or not np.isfinite(sol.intercept or 0.0):
+        return None
+    coef = np.asarray(sol.coef, dtype=np.float64)
+    rows = _solver_rows(sol)
+    Gc = rows.times(coef) if rows is not None else prob.gram_times(coef)
+    b = best_intercept(Gc, prob.y, C1, C2, eps)
+    P_old = prob.objective_at(coef, float(sol.intercept), Gc)[0]
+    P_new = prob.objective_at(coef, b, Gc)[0]
+    if not P_new < P_old:
+        return None
+    return replace(sol, intercept=b, objective=P_new, variables={**sol.variables, "b": b},
+                   info={**sol.info, "intercept_repair": float(sol.intercept)})

@@ -169,4 +169,12 @@ def _solve_smo(prob, has_eq, tol, max_iter, warm_start, cache_size, path, option
 
 
 METHODS = {"dcd": _dcd_method, "smo": _smo_method}
-SOLVERS = _methods.Solvers(METHODS, choose_method, auto=True)
+
+
+def intercept_repair(prob, sol):
+    """With an intercept: the best one at the returned ``coef``
+    (:func:`fast._smo_run.intercept_repair`)."""
+    return _smo_run.intercept_repair(prob, sol, prob.C, 0.0, 0.0)
+
+
+SOLVERS = _methods.Solvers(METHODS, choose_method, auto=True, repair=intercept_repair)

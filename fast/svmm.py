@@ -200,6 +200,51 @@ def _ipm_warning(prob, info):
                                 unit="steps", hint=_common.scale_hint(prob))
 
 
+#: the interior point on the empirical map (:func:`feature_space_repair`) takes at most this
+#: many columns (its steps cost O(m r^2))
+REPAIR_MAX_R = 300
+
+
+def feature_space_repair(prob, sol):
+    """SVMm's second chance when its returned point fails the self-check: first the best
+    intercept at its ``coef`` (:func:`fast._smo_run.intercept_repair`); if that is not
+    enough, on a kernel, the same problem solved by the interior point (:func:`solve_ipm`) on
+    the empirical map ``F`` (``G = F F^T``, rank ``r``: the certificate's feature space),
+    whichever of the two the self-check judges better. On a polynomial kernel of raw
+    features (Gram entries ~1e10) the SMO's steps stall at the round-off of ``G``'s entries
+    (duality gap 2.8e-6) where the interior point's ``r x r`` factorisations reach 7e-7.
+    Only for ``m`` up to the automatic reference's size and ``r`` up to
+    :data:`REPAIR_MAX_R`."""
+    import warnings
+    from dataclasses import replace
+
+    from refmodels.reference import AUTO_REFERENCE_MAX_M
+    from refmodels.svmm import SVMm
+
+    from ._selfcheck import _worst, check
+
+    fixed = _smo_run.intercept_repair(prob, sol, prob.C1, prob.C2, prob.eps)
+    if fixed is not None and _worst(check(prob, fixed)) <= 1.0:
+        return fixed
+    if prob.kernel.is_linear or prob.m > AUTO_REFERENCE_MAX_M:
+        return fixed
+    F = np.asarray(prob.F, dtype=np.float64)
+    if F.shape[1] > REPAIR_MAX_R:
+        return fixed
+    twin = SVMm(F, prob.y, C1=prob.C1, C2=prob.C2, eps=prob.eps, kernel=None,
+                fit_intercept=prob.fit_intercept)              # an EpsSVM: eps = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ipm = solve_ipm(twin)
+    coef = np.asarray(ipm.coef, dtype=np.float64)
+    variables = {k: v for k, v in ipm.variables.items() if k != "w"}
+    cand = replace(sol, objective=prob.objective_at(coef, float(ipm.intercept))[0], coef=coef,
+                   intercept=ipm.intercept, variables=variables,
+                   info={**sol.info, "feature_space_ipm": ipm.info["n_iter"],
+                         "dual_objective": ipm.info["dual_objective"]})
+    return cand if fixed is None else min((fixed, cand), key=lambda c: _worst(check(prob, c)))
+
+
 def relative_gap(prob, sol):
     """``(P - D) / |P|`` of a solution's ``alpha``, ``beta`` and intercept (SPEC §6's
     primal at ``w = X^T Y (alpha - beta)`` against the dual, eq. 15), on the linear kernel;
@@ -305,4 +350,5 @@ FALLBACK = {
     "ipm": _methods.Fallback("smo", _smo_from_ipm, _better_of, when=_methods.when_chosen,
                              quiet=True),
 }
-SOLVERS = _methods.Solvers(METHODS, choose_method, FALLBACK, auto=True)
+SOLVERS = _methods.Solvers(METHODS, choose_method, FALLBACK, auto=True,
+                           repair=feature_space_repair)

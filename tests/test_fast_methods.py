@@ -109,10 +109,16 @@ def test_odm_tron_short_is_finished_by_the_declared_dcd(monkeypatch):
         start = tron(prob, None, None, 0, None)
     direct = fast.solve(prob, method="dcd", random_state=0, warm_start=start)
     np.testing.assert_array_equal(sol.coef, direct.coef)
-    # a method named by the caller runs alone (no fallback): its short point stays
+    # a method named by the caller runs alone (no fallback): its short point stays; at the
+    # defaults (no tol, no max_iter) a point at the cap that meets the certificate is
+    # optimal (the stub's point is TRON's own), with the caller's cap it stays max_iter
     alone = fast.solve(prob, method="tron")
-    assert alone.solver == "fast:tron" and alone.status == "max_iter"
-    assert "fallback" not in alone.info and alone.info["stub"] is True
+    assert alone.solver == "fast:tron" and "fallback" not in alone.info
+    assert alone.info["stub"] is True and alone.status == "optimal"
+    assert "default iteration cap" in alone.info["note"]
+    np.testing.assert_allclose(alone.coef, start.coef, rtol=1e-12)      # TRON, unseeded
+    capped = fast.solve(prob, method="tron", max_iter=1000)
+    assert capped.solver == "fast:tron" and capped.status == "max_iter"
 
 
 def test_odm_tron_error_is_rescued_by_the_dcd_from_zero(monkeypatch):
