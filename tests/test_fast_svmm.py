@@ -323,23 +323,27 @@ def test_smo_two_raw_points_c1_1e6_is_not_silently_wrong():
 def test_intercept_repair_finds_the_best_intercept_of_the_returned_coef():
     """An RBF kernel on far-apart points (features x57): the SMO's dual value is 1e-9 from the
     optimum, but its intercept, read off a band without free variables, leaves the primal
-    1.4e-7 above it (the self-check's margin is 1e-7). The repair keeps ``coef`` and puts the
-    intercept at the primal's minimiser; nothing else changes."""
+    1.4e-7 above it (the estimates' margin is 1e-7; the full certificate accepts the point).
+    The repair keeps ``coef`` and puts the intercept at the primal's minimiser."""
     from strategies import make_problem
+
+    from fast import _smo_run
 
     prob, _ = make_problem("EpsSVM", 7119)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         sol = fast.solve(prob, random_state=0)
-    assert sol.status == "optimal" and sol.info.get("repaired")
-    b_smo = sol.info["intercept_repair"]
-    assert sol.intercept != b_smo
-    P_smo = prob.objective_at(sol.coef, b_smo)[0]
-    assert sol.objective < P_smo - 1e-8
+    assert sol.status == "optimal" and prob.certify(sol).ok
+    fixed = _smo_run.intercept_repair(prob, sol, prob.C1, prob.C2, prob.eps)
+    assert fixed is not None and fixed.info["intercept_repair"] == sol.intercept
+    np.testing.assert_array_equal(fixed.coef, sol.coef)
+    assert fixed.objective < sol.objective - 1e-8
     # the minimiser: no intercept nearby does better
     for db in (-1e-6, -1e-9, 1e-9, 1e-6):
-        assert prob.objective_at(sol.coef, sol.intercept + db)[0] >= sol.objective - 1e-15
-    assert prob.certify(sol).ok
+        assert prob.objective_at(fixed.coef, fixed.intercept + db)[0] >= fixed.objective - 1e-15
+    cert = prob.certify(fixed)
+    assert cert.ok and cert.worst[1] < 1e-9        # the gap was 1.4e-7
+    assert _smo_run.intercept_repair(prob, fixed, prob.C1, prob.C2, prob.eps) is None
 
 
 @pytest.mark.parametrize("family,seed", [("EpsSVM", 9353), ("SVMm", 7146)])
