@@ -43,7 +43,12 @@ def test_toy_family_fast_matches_reference_and_certifies(kernel):
     assert (abs(prob.solve(form="primal").objective - ref.objective)
             <= 1e-6 * (1 + abs(ref.objective)))
     sol = fast.solve(prob)
-    assert sol.status == "optimal" and sol.info["self_check"]["worst"] <= 1e-7
+    # the self-check: kernel-product estimates within their margin (1e-7), or, where they
+    # fail only that margin, the full certificate's residuals at its tolerance (1e-6)
+    check = sol.info["self_check"]
+    assert sol.status == "optimal" and check["worst"] <= check["tol"]
+    assert check["tol"] == 1e-7 or all(k.startswith("certificate (") for k in
+                                       set(check["residuals"]) - {"reported objective"})
     assert abs(sol.objective - ref.objective) <= 1e-6 * (1 + abs(ref.objective))
     assert prob.certify(sol, reference=ref).ok
     assert registry.of(prob).name == "L2SVM"
