@@ -106,16 +106,20 @@ def _solve(module, prob, method, tol, max_iter, random_state, warm_start, option
         return solvers.repair(prob, sol) if solvers.repair is not None else None
 
     def repair(prob, sol):
-        """The family's own second chance first; at the default ``tol``, when it does not
-        apply or its point still fails the check, the generic one too (then the family's
-        on the refined point): the candidate the check judges best. A point at the default
-        cap (``finish``'s ``recheck_cap``) gets the family's only."""
+        """At the default ``tol`` only (with a looser ``tol`` the caller asked, the point
+        that met it is returned as ``"converged"``, at no extra cost): the family's own
+        second chance first; when it does not apply or its point still fails the check,
+        the generic one too (then the family's on the refined point): the candidate the
+        check judges best. A point at the default cap (``finish``'s ``recheck_cap``) gets
+        the family's only."""
         from ._selfcheck import _worst, check
 
+        if tol is not None:
+            return None                   # the looser tol asked was met: "converged"
         fixed = own(prob, sol)
         if sol.status == "max_iter":
             return fixed                  # a point at the cap: no second solve to the cap
-        if tol is not None or (fixed is not None and _worst(check(prob, fixed)) <= 1.0):
+        if fixed is not None and _worst(check(prob, fixed)) <= 1.0:
             return fixed
         refined = refine(prob, sol)
         if refined is None:

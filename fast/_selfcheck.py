@@ -5,9 +5,11 @@ A solver that stopped by its own rule asks the certificate's cheap mode
 only then says what it is:
 
 * the cheap certificate holds: ``"optimal"``;
-* otherwise, after the family's repair hook (e.g. a stable recomputation of ``coef``) has been
-  tried: ``"converged"`` if the caller asked for a looser ``tol`` (the solver met the
-  tolerance asked, not the certificate's; no warning), else ``"inaccurate"`` with a
+* otherwise ``"converged"`` if the caller asked for a looser ``tol`` (the solver met the
+  tolerance asked, not the certificate's; no warning; no second chance is spent on it);
+  else, after the repair (:func:`fast.solve`'s: the family's hook, e.g. a stable
+  recomputation of ``coef``, and a warm-started tighter solve) has been tried,
+  ``"inaccurate"`` with a
   ``ConvergenceWarning`` naming the residual, the tolerance and, when the data are badly
   scaled, the scale (``features span 1e5: scale them``);
 * the cheap mode has no evidence beyond the solver's own rule (a kernel mcODM whose Gram the
