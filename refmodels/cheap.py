@@ -225,8 +225,13 @@ def _binary(prob, sol, tol):
         # by kernel products (the round-off of G coef, Gram ~1e12) 1.7e-4 where the
         # certificate's, in the feature space, holds: the certificate's residuals replace
         # the estimates of what it measures
-        res = {k: v for k, v in res.items() if k == "reported objective"}
-        res.update(_full(prob, sol, tol))
+        try:
+            full = _full(prob, sol, tol)
+        except MemoryError:           # no room for the empirical map: the estimates stand
+            full = None
+        if full is not None:
+            res = {k: v for k, v in res.items() if k == "reported objective"}
+            res.update(full)
     return res, P
 
 

@@ -122,3 +122,21 @@ def test_estimates_that_fail_only_the_margin_are_decided_by_the_certificate():
     cheap_far = prob.certify(far, mode="cheap")
     assert not cheap_far.ok
     assert not any(k.startswith(FULL) for k in cheap_far.residuals)
+
+
+def test_margin_case_without_room_for_the_certificate_keeps_the_estimates(monkeypatch):
+    """The margin case's full certificate needs the empirical map; when the memory guard
+    refuses it, the cheap mode keeps its estimates (judged at the margin) instead of
+    raising out of the solver's self-check."""
+    import refmodels._numeric as numeric
+    from refmodels.cheap import FULL
+
+    prob, _ = make_problem("EpsSVM", 7119)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sol = fast.solve(prob, random_state=0)
+    monkeypatch.setattr(numeric, "DENSE_EIG_MAX_M", 10)    # the map is refused, not the Gram
+    fresh, _ = make_problem("EpsSVM", 7119)          # no map built for this one yet
+    cheap = fresh.certify(sol, mode="cheap")
+    assert not any(k.startswith(FULL) for k in cheap.residuals)
+    assert not cheap.ok and cheap.tol == 1e-7
