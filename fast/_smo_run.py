@@ -153,9 +153,9 @@ def generic_gap(s, p, u, alpha, G, b, pt, m):
 
 
 #: :func:`newton_polish`'s answer when its interior point ran and did not lower the dual:
-#: after a chunk, :func:`run` then offers no further interior-point polish (SVMm on raw spambase, 3,000 rows,
-#: C1 = 2^20: five polishes over 3,800-5,000 variables, 57-81 s each on one core, none kept,
-#: before the SMO's ``max_iter``)
+#: after a chunk, :func:`run` then offers no further interior-point polish (SVMm on raw
+#: spambase, 3,000 rows, C1 = 2^20: five polishes over 3,800-5,000 variables, 57-81 s each
+#: on one core, none kept, before the SMO's ``max_iter``)
 IPM_REFUSED = "ipm refused"
 
 
