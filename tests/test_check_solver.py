@@ -4,6 +4,7 @@ early; a wrong solver fails with its mistake named; an executable (a Python scri
 in for a C++ solver) is checked through --command; LIBLINEAR's and LIBSVM's train where
 installed."""
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -187,9 +188,9 @@ SCRIPT = textwrap.dedent('''
 ''')
 
 
-def _cli(args, cwd):
+def _cli(args, cwd, env=None):
     return subprocess.run([sys.executable, "-m", "refmodels.cli", *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=900)
+                          capture_output=True, text=True, timeout=900, env=env)
 
 
 @pytest.mark.slow
@@ -237,6 +238,25 @@ def test_a_command_that_fails_or_hangs_is_reported(tmp_path):
                  "--command", f"{sys.executable} -c 'import time; time.sleep(30)' {{out}}"],
                 tmp_path)
     assert slow.returncode == 1 and "ran out of its 1 s" in slow.stdout
+
+
+def test_the_cases_files_are_removed_unless_kept(tmp_path):
+    """Without --keep the cases' files live in a temporary directory that the run removes;
+    with --keep they stay where the caller said."""
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    env = {**os.environ, "TMPDIR": str(scratch)}
+    cmd = f"{sys.executable} -c 'import sys; sys.exit(3)' {{out}}"
+    run = _cli(["check-solver", "--family", "SVM", "--n", "2", "--command", cmd, "--json"],
+               tmp_path, env=env)
+    assert run.returncode == 1, run.stderr
+    assert json.loads(run.stdout)["files"] is None
+    assert list(scratch.iterdir()) == []
+    kept = _cli(["check-solver", "--family", "SVM", "--n", "2", "--command", cmd,
+                 "--keep", "mine"], tmp_path, env=env)
+    assert kept.returncode == 1 and "files: mine" in kept.stdout
+    assert sorted(p.name for p in (tmp_path / "mine").iterdir()) == ["case000", "case001"]
+    assert (tmp_path / "mine" / "case000" / "data.svm").is_file()
 
 
 #: LIBLINEAR's command-line trainer: ``train`` as built from its sources, ``liblinear-train``

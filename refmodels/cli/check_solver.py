@@ -179,8 +179,18 @@ def cmd_check_solver(args):
         except ValueError as exc:
             raise CLIError(f"--case must be SEED:SCALE:KERNEL (e.g. 123:raw:linear): "
                            f"{exc}") from None
-    root = args.keep or tempfile.mkdtemp(prefix="refmodels-check-")
-    os.makedirs(root, exist_ok=True)
+    if args.keep:
+        root = args.keep
+        os.makedirs(root, exist_ok=True)
+        return _run_cases(family, args, template, fixed, plan, root)
+    # without --keep the cases' files are scratch: removed however the run ends
+    with tempfile.TemporaryDirectory(prefix="refmodels-check-") as root:
+        return _run_cases(family, args, template, fixed, plan, root)
+
+
+def _run_cases(family, args, template, fixed, plan, root):
+    from refmodels import testing
+
     bar = _progress(len(plan), quiet=args.json)
     cases = []
     import time
@@ -242,7 +252,7 @@ def cmd_check_solver(args):
 
         out = report.to_dict()
         out["exit_status"] = rc
-        out["files"] = root
+        out["files"] = root if args.keep else None
         print(json.dumps(_json_safe(out), indent=1))
     else:
         print(report)
