@@ -173,11 +173,72 @@ def _restore_equality(x, x0, lo, hi, seq):
         x[q] = min(max(x[q] - r / seq[q], lo[q]), hi[q])
 
 
+#: counted flops of a Newton step of :func:`active_set_qp` by Cholesky, per ``|fr|^3``, in
+#: the unit of its ``4 |fr|^3`` per eigendecomposition (the factorisation runs ~16x faster
+#: than the symmetric eigendecomposition: :data:`IPM_STEP_COST`)
+CHOL_STEP_COST = 0.25
+
+
+def _cholesky_newton(Qff, gf, sf=None):
+    """The Newton step ``-Q_fr^{-1} g_fr`` by Cholesky when ``Q_fr`` is positive definite
+    with a condition number well below ``1 / EIG_CUTOFF`` (LAPACK's 1-norm estimate, within
+    a factor ``n`` of the 2-norm one, at most ``1 / (10 n EIG_CUTOFF)``): then the
+    eigendecomposition would keep every eigenvalue and give the same step, with no null
+    space to follow. With the equality's ``s_fr`` (``sf``), the minimiser on
+    ``{s_fr^T d = 0}``: ``d = -Q_fr^{-1} (g_fr + nu s_fr)``, ``nu`` making ``s_fr^T d = 0``
+    (the projected Hessian's eigenvalues on that subspace interlace ``Q_fr``'s: the
+    eigendecomposition would drop only the direction ``s_fr``). None otherwise (the caller
+    takes :func:`_eig_step`)."""
+    from scipy.linalg import lapack
+
+    n = gf.size
+    A = 0.5 * (Qff + Qff.T)
+    anorm = float(np.max(np.sum(np.abs(A), axis=0)))
+    if not (anorm > 0.0 and np.isfinite(anorm)):
+        return None
+    L, info = lapack.dpotrf(A, lower=1, clean=1)
+    if info != 0:
+        return None
+    rcond, info = lapack.dpocon(L, anorm, uplo="L")
+    if info != 0 or not rcond > 10.0 * n * EIG_CUTOFF:
+        return None
+    rhs = gf[:, None] if sf is None else np.column_stack([gf, sf])
+    z, info = lapack.dpotrs(L, rhs, lower=1)
+    if info != 0 or not np.all(np.isfinite(z)):
+        return None
+    if sf is None:
+        return -z[:, 0]
+    ssq = float(sf @ z[:, 1])
+    if not ssq > 0.0:
+        return None
+    return -(z[:, 0] - (float(sf @ z[:, 0]) / ssq) * z[:, 1])
+
+
+def _eig_step(Qff, gf, d, fr, x, scale, null_rel):
+    """The step of :func:`active_set_qp` on the free set ``fr`` through the symmetric
+    eigendecomposition of ``Q_fr``: the Newton step on the eigenvalues above
+    ``EIG_CUTOFF * lambda_max``, or the gradient's null-space component when it is to be
+    followed (:func:`_real_null`: the objective is linear along it, a step to the box).
+    Writes ``d[fr]``; returns whether a full step may be taken (False on a null step)."""
+    ev, V = np.linalg.eigh(0.5 * (Qff + Qff.T))
+    lmax = max(float(ev[-1]), 0.0)
+    keep = ev > EIG_CUTOFF * lmax if lmax > 0 else np.zeros(ev.size, bool)
+    coeff = V[:, keep].T @ gf
+    null = gf - V[:, keep] @ coeff         # component in the null space
+    if _real_null(null, scale, x, int(np.count_nonzero(keep)), float(np.linalg.norm(gf)),
+                  null_rel):
+        d[fr] = -null                      # linear descent to the box
+        return False
+    d[fr] = -(V[:, keep] @ (coeff / ev[keep]))
+    return True
+
+
 def active_set_qp(Q, g0, x0, lo, hi, seq=None, budget=np.inf, max_steps=None, null_rel=0.0):
     """The QP of the module doc from ``x0`` (feasible); returns ``(x, change)``.
 
     Each step solves the Newton system on the working free set ``fr`` (the variables not
-    held at a bound) through the symmetric eigendecomposition of ``Q_fr`` (projected on
+    held at a bound) by Cholesky when ``Q_fr`` is well conditioned (no equality), else
+    through the symmetric eigendecomposition of ``Q_fr`` (projected on
     ``{seq^T d = 0}`` when ``seq`` is given): the components of the (projected) gradient
     on eigenvalues above ``EIG_CUTOFF * lambda_max`` give the Newton step; a component in
     the null space means the objective is linear along it, and the step follows it to the
@@ -217,7 +278,8 @@ def active_set_qp(Q, g0, x0, lo, hi, seq=None, budget=np.inf, max_steps=None, nu
         D = x - x0
         gx = g0 + Q @ D
         fr = np.flatnonzero(~W)
-        spent += (0.0 if at_opt else 4.0 * float(fr.size) ** 3) + 2.0 * n * n
+        # (a Newton step by Cholesky; the eigendecomposition, when taken, costs more below)
+        spent += (0.0 if at_opt else CHOL_STEP_COST * float(fr.size) ** 3) + 2.0 * n * n
         if spent > budget:
             break                          # out of budget: keep what was gained
         d = np.zeros(n)
@@ -231,30 +293,27 @@ def active_set_qp(Q, g0, x0, lo, hi, seq=None, budget=np.inf, max_steps=None, nu
         elif fr.size:
             gf = gx[fr]
             Qff = Q[np.ix_(fr, fr)]
-            if seq is not None:
-                # the equality: work in {s_fr^T d = 0} through the projector P
-                sf = seq[fr]
-                ss = float(sf @ sf)
+            sf = seq[fr] if seq is not None else None
+            ss = float(sf @ sf) if sf is not None else 0.0
+            if ss > 0.0:
+                lam = -float(sf @ gf) / ss         # multiplier of the equality
+            step = _cholesky_newton(Qff, gf, sf if ss > 0.0 else None)
+            if step is not None:
+                d[fr] = step                       # Q_fr well conditioned: no null space
+            else:
+                spent += 4.0 * float(fr.size) ** 3
+                if spent > budget:
+                    break
                 if ss > 0.0:
+                    # the equality: work in {s_fr^T d = 0} through the projector P
                     def proj(v):
                         return v - sf * (sf @ v) / ss
                     Qff = Qff - np.outer(sf, sf @ Qff) / ss
                     Qff = Qff - np.outer(Qff @ sf, sf) / ss
-                    lam = -float(sf @ gf) / ss     # multiplier of the equality
                     gf = proj(gf)
-            ev, V = np.linalg.eigh(0.5 * (Qff + Qff.T))
-            lmax = max(float(ev[-1]), 0.0)
-            keep = ev > EIG_CUTOFF * lmax if lmax > 0 else np.zeros(ev.size, bool)
-            coeff = V[:, keep].T @ gf
-            null = gf - V[:, keep] @ coeff         # component in the null space
-            if _real_null(null, scale, x, int(np.count_nonzero(keep)),
-                          float(np.linalg.norm(gf)), null_rel):
-                d[fr] = -null                      # linear descent to the box
-                unbounded_ok = False
-            else:
-                d[fr] = -(V[:, keep] @ (coeff / ev[keep]))
-            if seq is not None and ss > 0.0:
-                d[fr] = proj(d[fr])
+                unbounded_ok = _eig_step(Qff, gf, d, fr, x, scale, null_rel)
+                if ss > 0.0:
+                    d[fr] = proj(d[fr])
         if at_opt or fr.size == 0 or _step_is_null(d, x):
             # optimal on the working set: release the worst bound multiplier, or stop
             at_opt = False

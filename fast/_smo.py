@@ -47,7 +47,7 @@ The algorithm is that of LIBSVM's ``Solver`` (``svm.cpp``; Fan, Chen and Lin, JM
 * kernel rows from the full Gram when it is at hand and fits in ``cache_size`` MB,
   otherwise computed on demand into an LRU row cache of ``cache_size`` MB
   (:mod:`fast._kernels`; all rows stay once computed when the Gram fits);
-* beyond LIBSVM, with the default tolerance: chunks of ``max(20 n, 20000)`` iterations, a
+* beyond LIBSVM, at any tolerance: chunks of ``max(20 n, 2000)`` iterations, a
   chunk ending above the tolerance followed by an active-set Newton refinement on the free
   set (:func:`fast._smo_run.newton_polish`): the linear tail crawls on ill-conditioned
   duals (linear kernel in 2-D, C = 1e4: 10^6 iterations without, 6 * 10^4 with); a
