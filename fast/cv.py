@@ -98,13 +98,14 @@ def _fold_path(*args):
     thread on a small fold (:data:`ONE_BLAS_THREAD_MAX_M`)."""
     import contextlib
 
-    from threadpoolctl import threadpool_limits
-
     from refmodels.workspace import using
 
+    from ._polish import one_blas_thread
+
+    # (one_blas_thread's controller is made once: finding the BLAS libraries anew for every
+    # fold's path cost ~2 ms, 1-2 % of a grid search on a small set)
     small = args[2].shape[0] <= ONE_BLAS_THREAD_MAX_M
-    with using(None), (threadpool_limits(limits=1, user_api="blas") if small
-                       else contextlib.nullcontext()):
+    with using(None), (one_blas_thread() if small else contextlib.nullcontext()):
         return _fold_path_in(*args)
 
 

@@ -7,6 +7,7 @@ Plain Python on floats, so that :mod:`fast` compiles the very same functions wit
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 
@@ -85,8 +86,25 @@ def illinois_update(x, fx, lo, hi, flo, fhi, side, increasing):
 DENSE_EIG_MAX_M = 15_000
 
 
+#: :func:`_available_memory` reads ``/proc/meminfo`` at most once in this many seconds (a
+#: grid search on a small set guards thousands of small solves a minute: reading it for
+#: each cost ~2 % of the search)
+MEMINFO_TTL = 0.25
+_MEMINFO = [-1.0, None]        # (monotonic time of the reading, its value)
+
+
 def _available_memory():
-    """Bytes of memory available (``MemAvailable``), or None where it cannot be read."""
+    """Bytes of memory available (``MemAvailable``), or None where it cannot be read; the
+    reading is reused for :data:`MEMINFO_TTL` seconds."""
+    now = time.monotonic()
+    if _MEMINFO[0] >= 0.0 and now - _MEMINFO[0] < MEMINFO_TTL:
+        return _MEMINFO[1]
+    _MEMINFO[0], _MEMINFO[1] = now, _read_meminfo()
+    return _MEMINFO[1]
+
+
+def _read_meminfo():
+    """``MemAvailable`` of ``/proc/meminfo`` in bytes, or None."""
     try:
         with open("/proc/meminfo") as fh:
             for line in fh:

@@ -9,6 +9,7 @@ reference optimum are built on first use inside the workspace of the call
 from __future__ import annotations
 
 import abc
+import functools
 import inspect
 import warnings
 
@@ -32,6 +33,13 @@ from .reference import (AUTO_REFERENCE_MAX_M, CLARABEL_DEFAULT,  # noqa: F401 (r
                         CLARABEL_LADDER, CLARABEL_MEDIUM, CLARABEL_TIGHT, RESCALE_AT,
                         SOLVER_DEFAULTS, TIE_THRESHOLDS, BinaryRescaling, ReferenceLadder,
                         derive_box_duals, installed_solvers, quad, run_cvxpy)
+
+
+@functools.lru_cache(maxsize=None)
+def _init_names(cls):
+    """The constructor's argument names of a problem class (after ``self``), read once: a
+    path or a grid search calls :meth:`Problem.replace` for every point."""
+    return tuple(inspect.signature(cls.__init__).parameters)[1:]
 
 
 class _Immutable(abc.ABCMeta):
@@ -115,12 +123,12 @@ class Problem(ReferenceLadder, abc.ABC, metaclass=_Immutable):
         one's data entries of a workspace (Gram, feature map)."""
         cls = type(self)
         kwargs = {}
-        for name in list(inspect.signature(cls.__init__).parameters)[1:]:
+        for name in _init_names(cls):
             if name in changes:
                 kwargs[name] = changes.pop(name)
             elif name == "y" and "classes_" in vars(self):
                 kwargs[name] = self._labels_as_given()
-            elif name in vars(self) or name in dir(cls):
+            elif name in vars(self) or hasattr(cls, name):
                 kwargs[name] = getattr(self, name)
         if changes:
             raise ValueError(f"{cls.__name__} has no hyperparameter(s) {sorted(changes)}")
