@@ -81,6 +81,16 @@ class Linear(Kernel):
         return np.asarray(out.toarray() if sp.issparse(out) else out, dtype=np.float64)
 
     def diag(self, X):
+        if sp.issparse(X) and X.format == "csr" and X.has_canonical_format:
+            # ||x_i||^2 from the stored entries (no duplicates: canonical), without the
+            # matrix of their squares that X.multiply(X) builds (a copy of the data: 0.42 GB
+            # at rcv1's shape)
+            out = np.zeros(X.shape[0])
+            rows = np.flatnonzero(np.diff(X.indptr))
+            if rows.size:
+                out[rows] = np.add.reduceat(np.square(X.data, dtype=np.float64),
+                                            X.indptr[rows])
+            return out
         if sp.issparse(X):
             return np.asarray(X.multiply(X).sum(axis=1)).ravel()
         return np.einsum("ij,ij->i", X, X)

@@ -131,3 +131,22 @@ def test_fast_does_not_import_cvxpy():
             "assert 'cvxpy' not in sys.modules, 'fast imported cvxpy'\n")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr
+
+
+def test_linear_diag_of_sparse_rows():
+    """The linear kernel's diagonal ``||x_i||^2`` of CSR rows, read from the stored entries:
+    empty rows (first, inner, last) give 0; duplicated entries (a non-canonical CSR, as
+    built from triplets) are summed before squaring; other formats and dense agree."""
+    rng = np.random.default_rng(3)
+    dense = rng.normal(size=(9, 6)) * (rng.random((9, 6)) < 0.4)
+    dense[[0, 4, 8]] = 0.0
+    want = np.einsum("ij,ij->i", dense, dense)
+    k = rm.kernels.Linear()
+    for X in (sp.csr_matrix(dense), sp.csc_matrix(dense), dense):
+        np.testing.assert_allclose(k.diag(X), want, rtol=1e-15, atol=0)
+    # the entry (1, 2) stored twice: 1.5 + 0.5 = 2, squared 4 (not 1.5^2 + 0.5^2)
+    dup = sp.csr_matrix((np.array([1.5, 0.5, 3.0]), np.array([2, 2, 0]),
+                         np.array([0, 0, 2, 3])), shape=(3, 4))
+    assert not dup.has_canonical_format
+    np.testing.assert_array_equal(k.diag(dup), [0.0, 4.0, 9.0])
+    np.testing.assert_array_equal(k.diag(sp.csr_matrix((5, 3))), np.zeros(5))
