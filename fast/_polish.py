@@ -189,8 +189,7 @@ def _cholesky_newton(Qff, gf, sf=None):
     (the projected Hessian's eigenvalues on that subspace interlace ``Q_fr``'s: the
     eigendecomposition would drop only the direction ``s_fr``). None otherwise (the caller
     takes :func:`_eig_step`)."""
-    from scipy.linalg import lapack
-
+    lapack = sla.lapack
     n = gf.size
     A = 0.5 * (Qff + Qff.T)
     anorm = float(np.max(np.sum(np.abs(A), axis=0)))
@@ -237,8 +236,9 @@ def active_set_qp(Q, g0, x0, lo, hi, seq=None, budget=np.inf, max_steps=None, nu
     """The QP of the module doc from ``x0`` (feasible); returns ``(x, change)``.
 
     Each step solves the Newton system on the working free set ``fr`` (the variables not
-    held at a bound) by Cholesky when ``Q_fr`` is well conditioned (no equality), else
-    through the symmetric eigendecomposition of ``Q_fr`` (projected on
+    held at a bound) by Cholesky when ``Q_fr`` is well conditioned
+    (:func:`_cholesky_newton`, the equality by one more solve), else through the symmetric
+    eigendecomposition of ``Q_fr`` (projected on
     ``{seq^T d = 0}`` when ``seq`` is given): the components of the (projected) gradient
     on eigenvalues above ``EIG_CUTOFF * lambda_max`` give the Newton step; a component in
     the null space means the objective is linear along it, and the step follows it to the

@@ -84,7 +84,8 @@ def _smo_method(prob, tol, max_iter, random_state, warm_start, cache_size=200, *
     is below 1e-9); ``max_iter``: SMO iterations (default ``max(3 10**5, 200 m)``: bounded
     work; a crawl ends with a ConvergenceWarning, not a hang); ``warm_start``: ``alpha`` in
     ``[0, C1]`` and ``beta`` in ``[0, C2]``; ``cache_size``: megabytes for kernel rows (the
-    full Gram when it fits); options ``shrinking`` (True) and ``polish`` (default on). Deterministic (``random_state`` is not used)."""
+    full Gram when it fits); options ``shrinking`` (True) and ``polish`` (default on).
+    Deterministic (``random_state`` is not used)."""
     return _solve_smo(prob, tol, max_iter, warm_start, cache_size, options)
 
 
