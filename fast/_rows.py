@@ -60,12 +60,22 @@ def rows_of(X):
 def row_sqnorms(X):
     """``||x_i||^2`` for every row of ``X`` (dense or sparse), in O(nnz); on CSR rows in one
     pass over the stored entries, without the temporary matrix of their squares (as large
-    as the data)."""
+    as the data). A CSR matrix need not be canonical: a row that stores a column twice
+    (built from triplets, never summed) has the norm of its summed entries, as SciPy's
+    products and ``toarray`` read it; SciPy's check of the canonical format stops at the
+    first unsorted row, so a product such as ``diags @ X`` (unsorted rows) goes to the pass
+    that marks each row's columns."""
     if sp.issparse(X):
         if X.format != "csr":
             return np.asarray(X.multiply(X).sum(axis=1), dtype=np.float64).ravel()
-        out = np.empty(X.shape[0])
-        _csr_sqnorms(X.indptr, X.data.astype(np.float64, copy=False), out)
+        m, d = X.shape
+        out = np.empty(m)
+        data = X.data.astype(np.float64, copy=False)
+        if X.has_canonical_format:
+            _csr_sqnorms(X.indptr, data, out)
+        else:
+            mark = np.full(d, -1, dtype=np.int32 if m < 2**31 - 1 else np.int64)
+            _csr_sqnorms_summed(X.indptr, X.indices, data, mark, out)
         return out
     return np.einsum("ij,ij->i", X, X)
 
@@ -78,6 +88,35 @@ def _csr_sqnorms(indptr, data, out):
         for k in range(indptr[i], indptr[i + 1]):
             acc += data[k] * data[k]
         out[i] = acc
+
+
+@njit(cache=True)
+def _csr_sqnorms_summed(indptr, indices, data, mark, out):
+    """:func:`_csr_sqnorms` where a row may store a column more than once: ``mark[j]`` holds
+    the last row that stored column ``j`` (all ``-1`` on entry); a row that meets one of its
+    own columns again sums its entries per column in a scratch vector, then squares the
+    sums."""
+    acc = np.zeros(0)
+    for i in range(out.shape[0]):
+        s = 0.0
+        repeated = False
+        for k in range(indptr[i], indptr[i + 1]):
+            j = indices[k]
+            if mark[j] == i:
+                repeated = True
+            mark[j] = i
+            s += data[k] * data[k]
+        if repeated:
+            if acc.shape[0] == 0:
+                acc = np.zeros(mark.shape[0])
+            for k in range(indptr[i], indptr[i + 1]):
+                acc[indices[k]] += data[k]
+            s = 0.0
+            for k in range(indptr[i], indptr[i + 1]):
+                j = indices[k]
+                s += acc[j] * acc[j]          # a repeated column's second visit adds 0
+                acc[j] = 0.0
+        out[i] = s
 
 
 @njit(cache=True, inline="always")

@@ -343,6 +343,44 @@ def test_row_sqnorms_of_sparse_rows_without_a_temporary_matrix():
                                rtol=1e-15)
 
 
+def test_row_sqnorms_of_rows_that_store_a_column_twice():
+    """A CSR matrix built from triplets and never summed stores a column of a row twice;
+    its norm is that of the summed entries (what ``toarray`` and the products read), also
+    when the entries cancel; rows merely unsorted (``diags @ X``) keep theirs. The DCD on
+    such a matrix certifies with the same point as on its summed copy."""
+    import scipy.sparse as sp
+
+    import refmodels as rm
+    from fast._rows import row_sqnorms
+
+    r = np.random.default_rng(11)
+    rows = np.repeat(np.arange(300), 6)
+    cols = r.integers(0, 8, size=rows.size).astype(np.int32)
+    vals = r.normal(size=rows.size)
+    vals[:2], cols[:2] = (1.5, -1.5), (4, 4)                     # row 0: a cancelling pair
+    indptr = np.arange(0, rows.size + 1, 6)
+    X = sp.csr_matrix((vals, cols, indptr), shape=(300, 20))
+    assert not X.has_canonical_format
+    want = (X.toarray() ** 2).sum(1)
+    np.testing.assert_allclose(row_sqnorms(X), want, rtol=1e-13, atol=1e-15)
+    Xs = X.copy()
+    Xs.sum_duplicates()
+    assert not np.allclose((X.data.reshape(300, 6) ** 2).sum(1), want)   # the old answer
+    unsorted = (sp.diags(r.random(300) + 0.5) @ Xs).tocsr()
+    np.testing.assert_allclose(row_sqnorms(unsorted), (unsorted.toarray() ** 2).sum(1),
+                               rtol=1e-13)
+    y = np.where(X.toarray() @ r.normal(size=20) > 0, 1.0, -1.0)
+    import fast
+
+    for Z in (X, Xs):
+        prob = rm.SVM(Z, y, C=1.0)
+        sol = fast.solve(prob, method="dcd", random_state=0)
+        assert sol.status == "optimal" and prob.certify(sol, reference=False).ok
+    np.testing.assert_allclose(fast.solve(rm.SVM(X, y, C=1.0), method="dcd").objective,
+                               fast.solve(rm.SVM(Xs, y, C=1.0), method="dcd").objective,
+                               rtol=1e-7)
+
+
 def test_row_prefetch_is_only_a_hint():
     """``fast._rows.prefetch`` compiles to LLVM's prefetch, which never faults: hints at
     indices far past the array (as the epochs give near the end of the active set's order
