@@ -319,6 +319,12 @@ class Problem(ReferenceLadder, abc.ABC, metaclass=_Immutable):
         exact = getattr(self, "dual_value_exact", None)
         return exact(dual) if exact is not None else self.dual_value(dual)
 
+    def feasible_dual(self, dual):
+        """``dual`` moved onto the dual's feasible set where the family states the set
+        (:func:`refmodels.certify.project_boxes`), so that ``D`` there is a lower bound of
+        every primal value; ``dual`` itself elsewhere."""
+        return dual
+
     def _dual_value_at(self, point, dual):
         """The dual value the certificate compares with ``P`` at ``point`` (a family whose
         exact dual value cannot be had in the representer form states a lower bound)."""
@@ -395,7 +401,7 @@ class Problem(ReferenceLadder, abc.ABC, metaclass=_Immutable):
             best = None
             for cand in self.dual_candidates(point, sol):
                 r = self.kkt_residuals(point, cand, sol)
-                r["duality gap"] = (P - self._dual_value_at(point, cand),
+                r["duality gap"] = (P - self._dual_value_at(point, self.feasible_dual(cand)),
                                     objective_scale(self, P, ctx))
                 worst = max(abs(a) / s if s > 0 else abs(a) for a, s in r.values())
                 if best is None or worst < best[0]:
@@ -405,7 +411,13 @@ class Problem(ReferenceLadder, abc.ABC, metaclass=_Immutable):
                                  "point; give the dual variables")
             _, dual, res = best
             cert.notes.append(f"dual point: {self.derived_dual_note}")
-        D = self._dual_value_at(point, dual)
+        feasible = self.feasible_dual(dual)
+        moved = max((float(np.max(np.abs(feasible[k] - dual[k]), initial=0.0)) for k in dual
+                     if feasible[k] is not dual[k]), default=0.0)
+        if moved > 0.0:
+            cert.notes.append(f"duality gap: at the dual point moved onto the dual's feasible "
+                              f"set (by at most {moved:.2e}), where D bounds the optimum")
+        D = self._dual_value_at(point, feasible)
         res["duality gap"] = (P - D, objective_scale(self, P, ctx))
         for k, (a, s) in res.items():
             cert.add(k, a, s)

@@ -50,7 +50,7 @@ from . import kernels as _k
 from ._numeric import illinois_update, regula_falsi_point
 from ._validation import binary_labels, check_vector, check_X, nonnegative, positive
 from .base import BinaryProblem, Problem, objective_scale, run_cvxpy, warn_convergence
-from .certify import box_violation, complementarity
+from .certify import box_violation, complementarity, project_boxes
 from .solution import Solution, SolverError
 from .svmm import SVMm, intercept_from_kkt_band
 
@@ -255,6 +255,11 @@ class MKLm(BinaryProblem):
         v = self.y * (a - bt)
         return float(np.sum(a) - (1.0 + self.eps) * np.sum(bt)
                      - np.max(self.kernel_quadratics(v)))
+
+    def feasible_dual(self, dual):
+        a, bt = project_boxes(self.y, [(dual["alpha"], self.C1 / 2, 1.0),
+                                       (dual["beta"], self.C2 / 2, -1.0)], True)
+        return {"alpha": a, "beta": bt}
 
     def coef_from_dual(self, dual, mu):
         """``nu = Y(alpha - beta)``; ``b`` from the KKT conditions of the SVMm on ``K_mu``."""
@@ -586,13 +591,10 @@ class MKLm(BinaryProblem):
         return np.asarray(mu, float), np.asarray(sol.coef, float), float(sol.intercept)
 
     def solution_from(self, mu=None, coef=None, intercept=None, dual=None, **primal):
-        """A :class:`Solution` from a user's own arrays, ready for :meth:`certify`.
-
-        ``mu``: kernel weights (M,), required. ``coef`` (nu over the training points) and
-        ``intercept``, and/or ``dual={"alpha": ..., "beta": ...}``; with only a dual,
-        ``nu = Y(alpha - beta)`` and ``b`` from the KKT conditions on ``K_mu``. Slacks
-        ``xi=``, ``eta=`` may be given; otherwise the smallest feasible ones are used.
-        """
+        """A :class:`Solution` from a user's own arrays, ready for :meth:`certify`: ``mu``
+        (kernel weights (M,), required), ``coef`` (nu) and ``intercept``, and/or ``dual={"alpha":
+        ..., "beta": ...}`` (alone: ``nu = Y(alpha - beta)``, ``b`` from the KKT conditions on
+        ``K_mu``); slacks ``xi=``, ``eta=`` (else the smallest feasible ones)."""
         if mu is None:
             raise ValueError("mu (kernel weights, one per base kernel) must be given")
         mu = check_vector(mu, self.M, "mu")

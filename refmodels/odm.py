@@ -32,7 +32,7 @@ import numpy as np
 from ._intercept import BiasFeature, bias_inputs
 from ._validation import in_interval, nonnegative, positive
 from .base import BinaryProblem, given_slacks, objective_scale, run_cvxpy
-from .certify import box_violation, complementarity
+from .certify import box_violation, complementarity, project_boxes
 from .representer import fnorm
 
 
@@ -336,6 +336,12 @@ class ODM(BiasFeature, BinaryProblem):
     # ---- KKT ----------------------------------------------------------------------------------
     def _given_slacks(self, gamma, sol):
         return given_slacks(sol, self.m, self._slacks(gamma))
+
+    def feasible_dual(self, dual):
+        """``zeta >= 0`` and ``beta >= 0`` (``beta = 0`` when ``mu = 0``)."""
+        z, bt = project_boxes(self.y, [(dual["zeta"], np.inf, 1.0),
+                                       (dual["beta"], np.inf if self.mu > 0 else 0.0, -1.0)])
+        return {"zeta": z, "beta": bt}
 
     def kkt_residuals(self, point, dual, sol=None):
         """KKT of eq. 12 with the Lagrangian of seed 002 eq. 13 (sign typo fixed, SPEC §4).

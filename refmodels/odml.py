@@ -42,7 +42,7 @@ from ._intercept import BiasFeature, bias_inputs
 from ._validation import check_vector, nonnegative, positive
 from .base import (BinaryProblem, TIE_THRESHOLDS, derive_box_duals, objective_scale, quad,
                    run_cvxpy)
-from .certify import box_violation, complementarity
+from .certify import box_violation, complementarity, project_boxes
 from .representer import FeatureVector, fnorm, stationarity_system
 
 
@@ -211,6 +211,11 @@ class _MarginDistributionProblem(BiasFeature, BinaryProblem):
     # ---- values and maps ------------------------------------------------------------
     def _mult(self, dual):
         return np.asarray(dual[self.dual_names[0]], float)
+
+    def feasible_dual(self, dual):
+        """The multiplier in its box ``[0, _upper]``."""
+        name = self.dual_names[0]
+        return {name: project_boxes(self.y, [(dual[name], self._upper, 1.0)])[0]}
 
     def dual_value(self, dual):
         """``D_max = e^T mult - 1/2 v^T H v``, constant ``1/2 (mean/m)^2 e^T H e`` included.

@@ -18,7 +18,7 @@ import numpy as np
 from ._validation import positive
 from .base import (BinaryProblem, derive_box_duals, objective_scale, quad, run_cvxpy,
                    TIE_THRESHOLDS)
-from .certify import box_violation, complementarity
+from .certify import box_violation, complementarity, project_boxes
 from .representer import fnorm, stationarity_system, with_row as _with_row
 
 
@@ -142,6 +142,11 @@ class SVM(BinaryProblem):
 
         f = self.gram_times(coef)
         return coef, intercept_from_kkt_band(self.y, f, a, np.zeros_like(a), self.C, 0.0, 0.0)
+
+    def feasible_dual(self, dual):
+        """``alpha`` in ``[0, C]`` (and ``y^T alpha = 0`` with the intercept)."""
+        a, = project_boxes(self.y, [(dual["alpha"], self.C, 1.0)], self.fit_intercept)
+        return {"alpha": a}
 
     # ---- KKT ----------------------------------------------------------------------------
     def kkt_residuals(self, point, dual, sol=None):

@@ -28,7 +28,7 @@ import scipy.linalg as sla
 from ._validation import nonnegative, positive
 from .base import (BinaryProblem, derive_box_duals, objective_scale, quad, run_cvxpy,
                    TIE_THRESHOLDS)
-from .certify import box_violation, complementarity
+from .certify import box_violation, complementarity, project_boxes
 from .representer import fnorm, stationarity_system, with_row as _with_row
 
 
@@ -244,6 +244,13 @@ class SVMm(BinaryProblem):
             return coef, None
         f = self.gram_times(coef)
         return coef, intercept_from_kkt_band(self.y, f, a, bt, self.C1, self.C2, self.eps)
+
+    def feasible_dual(self, dual):
+        """``alpha`` in ``[0, C1]``, ``beta`` in ``[0, C2]`` (and ``y^T (alpha - beta) = 0``
+        with the intercept)."""
+        a, bt = project_boxes(self.y, [(dual["alpha"], self.C1, 1.0),
+                                       (dual["beta"], self.C2, -1.0)], self.fit_intercept)
+        return {"alpha": a, "beta": bt}
 
     # ---- KKT ----------------------------------------------------------------------------
     def kkt_residuals(self, point, dual, sol=None):

@@ -205,3 +205,62 @@ def test_bad_input():
         rm.SVMm(X, y).solve(form="simplex")
     with pytest.raises(ValueError, match="beta"):
         rm.SVMm(X, y).solution_from(dual={"alpha": np.zeros(10)})
+
+
+def test_duality_gap_at_an_infeasible_dual_point_bounds_the_optimum():
+    """The duality gap is evaluated at the dual point moved onto its feasible set: weak
+    duality holds only there. Found on a point OSQP returned as the reference of two raw
+    points on a cubic kernel (Gram ~1e12, C2 = 0, optimum 6.4e-11): its ``beta`` of -3.7e-11
+    (box [0, 0]) lifted ``D`` to 8.8e-11, above the optimum, and its point, 1.8 times the
+    optimum, certified. Now ``D`` lies below the exact optimum (here in closed form: both
+    margins at 1) and the point fails; the exact optimum certifies."""
+    X = np.array([[100.77434462, 90.9256294, 89.65711057],
+                  [109.24583244, 123.16337222, 114.45700533]])
+    y = np.array([1.0, -1.0])
+    prob = rm.SVMm(X, y, C1=17.78279410038923, C2=0.0, eps=0.5623413251903491,
+                   kernel=rm.kernels.Polynomial(degree=3, gamma=1 / 3, coef0=1.0),
+                   fit_intercept=False)
+    Q = np.outer(y, y) * prob.gram
+    a_opt = np.linalg.solve(Q, np.ones(2))          # interior: Q alpha = e, 0 < alpha < C1
+    assert np.all((a_opt > 0) & (a_opt < prob.C1))
+    P_opt = float(np.sum(a_opt) - 0.5 * a_opt @ Q @ a_opt)
+    osqp = {"alpha": np.array([7.49896568e-11, 3.98790671e-11]),
+            "beta": np.array([-3.74952693e-11, -1.99399746e-11])}
+    bad = prob.solution_from(coef=y * (osqp["alpha"] - osqp["beta"]), dual=osqp)
+    cert = prob.certify(bad, reference=False)
+    assert cert.values["dual_objective"] <= P_opt * (1 + 1e-6)
+    assert prob.dual_value(osqp) > P_opt * 1.3             # the value at the point itself
+    assert not cert.ok and cert.worst[0] == "duality gap", str(cert)
+    assert any("moved onto the dual's feasible set" in n for n in cert.notes)
+    good = prob.solution_from(coef=y * a_opt, dual={"alpha": a_opt, "beta": np.zeros(2)})
+    assert prob.certify(good, reference=False).ok
+
+
+@pytest.mark.parametrize("with_beta", [False, True])
+def test_project_boxes(with_beta):
+    """``refmodels.certify.project_boxes``: every block inside its box and, with the
+    equality, ``sum sign y^T x = 0`` to round-off; a feasible point comes back unchanged."""
+    from refmodels.certify import project_boxes
+
+    r = np.random.default_rng(4)
+    y = np.where(r.random(200) < 0.3, 1.0, -1.0)
+    blocks = [(r.normal(0.5, 1.0, 200), 1.0, 1.0)]
+    if with_beta:
+        blocks.append((r.normal(0.2, 0.5, 200), 0.4, -1.0))
+    for equality in (False, True):
+        out = project_boxes(y, blocks, equality)
+        for x, (_, hi, _) in zip(out, blocks):
+            assert np.all((x >= 0.0) & (x <= hi))
+        if equality:
+            total = sum(s * float(y @ x) for x, (_, _, s) in zip(out, blocks))
+            assert abs(total) <= 1e-12 * 200
+        else:
+            for x, (x0, hi, _) in zip(out, blocks):
+                np.testing.assert_array_equal(x, np.clip(x0, 0.0, hi))
+    # already feasible: the same numbers
+    a = np.full(200, 0.5)
+    a[y < 0] = 0.5 * np.sum(y > 0) / np.sum(y < 0)
+    assert abs(float(y @ a)) <= 1e-13
+    np.testing.assert_allclose(project_boxes(y, [(a, 1.0, 1.0)], True)[0], a, rtol=0,
+                               atol=1e-15)
+    assert project_boxes(y, [(a, 1.0, 1.0)])[0].tolist() == a.tolist()
