@@ -418,6 +418,8 @@ class Problem(ReferenceLadder, abc.ABC, metaclass=_Immutable):
             cert.notes.append(f"duality gap: at the dual point moved onto the dual's feasible "
                               f"set (by at most {moved:.2e}), where D bounds the optimum")
         D = self._dual_value_at(point, feasible)
+        if moved > 0.0:                 # (what the point as given claims: explain() names it)
+            cert.values["dual_objective_given"] = self._dual_value_at(point, dual)
         res["duality gap"] = (P - D, objective_scale(self, P, ctx))
         for k, (a, s) in res.items():
             cert.add(k, a, s)

@@ -61,9 +61,21 @@ def explain(cert):
     failing = set(cert.failing)
     floor = cert.roundoff_floor()
     out = {}
+    claimed = cert.values.get("dual_objective_given", -np.inf) \
+        - cert.values.get("dual_objective", np.inf)
     for name in cert.failing:
         v = res[name]
-        if floor is not None and name in OBJECTIVE_RESIDUALS and \
+        if name == "duality gap" and claimed > (floor or 0.0):
+            out[name] = (f"the dual point leaves its feasible set (dual feasibility "
+                         f"{cert.residuals['dual feasibility'][0]:.1e}, absolute): at the "
+                         f"nearest feasible one the dual value is "
+                         f"{cert.values['dual_objective']:.6g}, a lower bound of the optimum, "
+                         f"and the gap is {cert.residuals[name][0]:.1e}; the point as given "
+                         f"claims {cert.values['dual_objective_given']:.6g}, which weak "
+                         f"duality does not back. The primal point is at most the gap from "
+                         f"the optimum, and may be that far (a solver's multipliers off their "
+                         f"box by its tolerance: solve to a tighter one)")
+        elif floor is not None and name in OBJECTIVE_RESIDUALS and \
                 abs(cert.residuals[name][0]) <= FLOOR_FACTOR * floor:
             out[name] = cert._floor_cause(name, floor)
         elif name == "dual feasibility":

@@ -232,6 +232,8 @@ def test_duality_gap_at_an_infeasible_dual_point_bounds_the_optimum():
     assert prob.dual_value(osqp) > P_opt * 1.3             # the value at the point itself
     assert not cert.ok and cert.worst[0] == "duality gap", str(cert)
     assert any("moved onto the dual's feasible set" in n for n in cert.notes)
+    assert cert.values["dual_objective_given"] > P_opt
+    assert "leaves its feasible set" in cert.explain()["duality gap"]     # not "round-off"
     good = prob.solution_from(coef=y * a_opt, dual={"alpha": a_opt, "beta": np.zeros(2)})
     assert prob.certify(good, reference=False).ok
 
