@@ -66,7 +66,8 @@ class Fallback(NamedTuple):
     call takes the fallback at all; ``prepare(prob, call)``: the first method's call when
     the fallback may follow; ``quiet``: the first method's ``ConvergenceWarning`` is hidden;
     ``rescue``: a :class:`refmodels.SolverError` of the first method is handed over too
-    (``handoff`` and ``merge`` then receive the exception as ``first``).
+    (``handoff`` and ``merge`` then receive the exception as ``first``); ``on(prob)``:
+    whether the fallback exists for this problem at all (e.g. the linear kernel only).
     """
 
     then: str
@@ -76,6 +77,7 @@ class Fallback(NamedTuple):
     prepare: Callable = unchanged
     quiet: bool = False
     rescue: bool = False
+    on: Callable = lambda prob: True
 
 
 def _refine_tol(prob):
@@ -123,7 +125,7 @@ def run(solvers, prob, method, tol, max_iter, random_state, warm_start, options)
     name, chosen = resolve(solvers, prob, method, options)
     call = Call(tol, max_iter, random_state, warm_start, dict(options), chosen)
     step = solvers.fallback.get(name)
-    if step is None or not step.when(call):
+    if step is None or not step.when(call) or not step.on(prob):
         sol = _one(solvers, name, prob, call)
     else:
         sol = _with_fallback(solvers, name, step, prob, call)

@@ -205,7 +205,8 @@ def _fold_path_in(cls, kernel, X_tr, y_tr, X_te, y_te, classes, fixed, path_name
 
 def _lean(prob, path_name, method, tol, max_iter):
     """Whether the fold's path runs as :func:`fast.odm.linear_tron_path` (linear ODM on
-    dense rows with ``d <= fast._tron.DENSE_HESSIAN_MAX_D``, the default method, tolerance
+    dense rows with ``d <= fast._tron.DENSE_HESSIAN_MAX_D`` and no more features than points
+    (where ``"auto"`` takes TRON: :func:`fast.odm.choose_method`), the default method, tolerance
     and iteration cap): TRON per point and the certificate's residuals checked in place,
     without a :class:`Solution` per point, which is much faster than :func:`fast.path`
     (``validation/bench_cv_protocol.py`` measures it; validation/decisions.md)."""
@@ -219,7 +220,7 @@ def _lean(prob, path_name, method, tol, max_iter):
             and prob.kernel.is_linear
             and path_name == "lam" and method in (None, "auto") and tol is None
             and max_iter is None and not sp.issparse(prob.X)
-            and prob.X.shape[1] <= _tron.DENSE_HESSIAN_MAX_D)
+            and prob.X.shape[1] <= min(_tron.DENSE_HESSIAN_MAX_D, prob.m))
 
 
 class _PathSearchCV(StoresInitParams, ClassifierMixin, BaseEstimator):

@@ -10,9 +10,11 @@ Dual (eq. 15), ``a = m (1-theta)^2 / (2 lam)``, over ``alpha = [zeta; beta] >= 0
 
 The methods (:data:`METHODS`) are below; ``method=None`` (the default) is ``"auto"``:
 :func:`choose_method` picks among them from the kernel and the regularization (TRON on the
-linear kernel, the kernel Newton at weak regularization, the DCD otherwise), unless an
+linear kernel, the DCD there with more features than points, the kernel Newton at weak
+regularization, the DCD otherwise), unless an
 option that only the DCD takes is given (:data:`DCD_ONLY_OPTIONS`). :data:`FALLBACK`
-declares where the DCD finishes what TRON (under ``"auto"``) or the Newton left short.
+declares where the DCD finishes what TRON (under ``"auto"``) or the Newton left short,
+and TRON what an ``"auto"`` DCD on the linear kernel left short.
 
 ``method="dcd"`` (seed 002 Alg. 1): the shared DCD of :mod:`fast._dcd` with the
 2m variables as signed copies of the points (``u = zeta - beta``, ``s = Q u``, so
@@ -474,6 +476,22 @@ def _after_tron(prob, first, call):
     return call._replace(warm_start=first, options={}, quiet=first.status == "optimal")
 
 
+def _after_dcd(prob, first, call):
+    """TRON finishes, from the DCD's point, an ``"auto"`` DCD on the linear kernel (wide
+    data: :func:`choose_method`) that stopped short of its tolerance."""
+    if first.status == "optimal":
+        return None
+    return call._replace(warm_start=first, options={})
+
+
+def _finished_by_tron(prob, first, last, call):
+    """TRON's point after the DCD's, the DCD's record in ``info["dcd"]``, its time added."""
+    last.info["dcd"] = dict(first.info)
+    last.info["fallback"] = "tron"
+    last.time += first.time
+    return last
+
+
 def _finished_by_dcd(key):
     """The merge of a fallback to the DCD: the DCD's point, the first method's record in
     ``info[key]`` (its error when it raised), its time added."""
@@ -574,9 +592,11 @@ LOWRANK_PROBE_FRAC = 1.0 / 8
 
 def choose_method(prob, options=()):
     """ODM's rule (``method=None``; ``"auto"`` without the options): ``"dcd"`` when
-    ``options`` name an option only the DCD takes (:func:`default_method`); else ``"tron"``
-    for the linear kernel; for another kernel ``"newton"`` (``mu > 0``, the Gram within the
-    default cache) when ``a / mean(diag K) <= NEWTON_MAX_SHIFT``, or when it is at most
+    ``options`` name an option only the DCD takes (:func:`default_method`); else on the
+    linear kernel ``"tron"``, or ``"dcd"`` when there are more features than points (then
+    finished by TRON if it stops short, :data:`FALLBACK`); for another kernel ``"newton"``
+    (``mu > 0``, the Gram within the default cache) when
+    ``a / mean(diag K) <= NEWTON_MAX_SHIFT``, or when it is at most
     ``NEWTON_LOWRANK_SHIFT`` and the Gram is within ``LOWRANK_PROBE_FRAC m`` columns of a
     low-rank matrix on the scale of ``a`` (the Newton's CG preconditioner exists), else
     ``"dcd"`` where the Gram fits and ``"smo"`` where it does not (:func:`_kernel_dual`).
@@ -584,13 +604,17 @@ def choose_method(prob, options=()):
     Why: the DCD's epochs grow as the dual's diagonal shift ``a = m (1-theta)^2 / (2 lam)``
     falls below the kernel's scale (weak regularization), where TRON (linear) and the
     kernel Newton cost a few factorisations whatever ``lam``; TRON was the fastest of the
-    three linear methods in every case measured. The measurements:
-    validation/decisions.md (``validation/bench_odm_path.py --default`` and ``--auto``).
+    three linear methods in every case measured with fewer features than points, and the
+    DCD in every case with more. The measurements: validation/decisions.md
+    (``validation/bench_odm_path.py --default`` and ``--auto``; the wide cases there too).
     """
     if default_method(prob, options) == "dcd":
         return "dcd"
     if prob.kernel.is_linear:
-        return "tron"
+        # more features than points: the optimum interpolates, many margins sit on the
+        # loss's breakpoints and TRON's Newton steps zigzag between its pieces (100-1,000
+        # steps at large lam), where the dual's box is the DCD's own ground
+        return "dcd" if prob.X.shape[1] > prob.m else "tron"
     dual = _kernel_dual(prob, options)
     if prob.mu == 0.0:               # the kernel Newton needs mu > 0
         return dual
@@ -647,6 +671,9 @@ METHODS = {"dcd": _dcd_method, "svrg": _solve_svrg, "tron": _solve_tron,
 FALLBACK = {
     "tron": _methods.Fallback("dcd", _after_tron, _finished_by_dcd("tron"),
                               when=_tron_fallback_applies, quiet=True, rescue=True),
+    "dcd": _methods.Fallback("tron", _after_dcd, _finished_by_tron,
+                             when=_tron_fallback_applies, quiet=True,
+                             on=lambda prob: prob.kernel.is_linear),
     "newton": _methods.Fallback("dcd", _after_newton, _finished_by_dcd("newton")),
 }
 SOLVERS = _methods.Solvers(METHODS, choose_method, FALLBACK, auto=True,

@@ -121,6 +121,34 @@ def test_odm_tron_short_is_finished_by_the_declared_dcd(monkeypatch):
     assert capped.solver == "fast:tron" and capped.status == "max_iter"
 
 
+def test_odm_auto_on_wide_data_is_the_dcd_finished_by_tron(monkeypatch):
+    """More features than points: ``"auto"`` takes the DCD (TRON's steps zigzag there: on
+    300 x 2,000 at lam = 1e5 m it ran to its 1,000-step cap, the DCD certified in 43
+    epochs), and an ``"auto"`` DCD that stops short is finished by TRON from its point; a
+    kernel's DCD has no such fallback."""
+    r = np.random.default_rng(8)
+    X = r.normal(size=(60, 150)) / np.sqrt(150)
+    y = np.where(X @ r.normal(size=150) > 0, 1.0, -1.0)
+    prob = rm.ODM(X, y, lam=1e3 * 60, mu=0.5, theta=0.3)
+    assert fast.odm.choose_method(prob) == "dcd"
+    assert fast.odm.choose_method(rm.ODM(X.T[:, :40], np.resize(y, 150), lam=4.0)) == "tron"
+    sol = fast.solve(prob, random_state=0)
+    assert sol.solver == "fast:dcd" and sol.status == "optimal" and "fallback" not in sol.info
+    dcd = fast.odm.METHODS["dcd"]
+    monkeypatch.setitem(fast.odm.METHODS, "dcd", lambda p, *a, **o: _short_of(dcd(p, *a, **o)))
+    fin = fast.solve(prob, random_state=0)
+    assert fin.solver == "fast:tron" and fin.status == "optimal"
+    assert fin.info["fallback"] == "tron" and fin.info["dcd"]["stub"] is True
+    assert prob.certify(fin, reference=False).ok
+    Xk, yk, k, _ = random_binary(3, m=40, d=3, kernel="rbf")
+    kern = rm.ODM(Xk, yk, lam=1.0, mu=0.5, theta=0.3, kernel=k)
+    assert fast.odm.choose_method(kern) == "dcd"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        short = fast.solve(kern, random_state=0)
+    assert short.solver == "fast:dcd" and "fallback" not in short.info
+
+
 def test_odm_tron_error_is_rescued_by_the_dcd_from_zero(monkeypatch):
     X, y, _, _ = random_binary(6, m=50, d=3)
     prob = rm.ODM(X, y, lam=2.0, mu=0.5, theta=0.3)
