@@ -149,4 +149,10 @@ def test_linear_diag_of_sparse_rows():
                          np.array([0, 0, 2, 3])), shape=(3, 4))
     assert not dup.has_canonical_format
     np.testing.assert_array_equal(k.diag(dup), [0.0, 4.0, 9.0])
+    # unsorted rows (as diags @ X leaves them): the same norms, the caller's arrays untouched
+    uns = sp.csr_matrix((np.array([1.0, 2.0, 3.0]), np.array([3, 0, 1]),
+                         np.array([0, 2, 3])), shape=(2, 4))
+    before = uns.indices.copy()
+    np.testing.assert_array_equal(k.diag(uns), [5.0, 9.0])
+    np.testing.assert_array_equal(uns.indices, before)
     np.testing.assert_array_equal(k.diag(sp.csr_matrix((5, 3))), np.zeros(5))
