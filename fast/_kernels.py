@@ -446,7 +446,21 @@ class RowSource:
             if kind == PRECOMPUTED:
                 self.path = "gram"
                 Gm = _full_gram(kernel, X)
+            elif kind == LINEAR and sp.issparse(X) and fits_in_memory(self.m, cache_size):
+                # sparse rows on the linear kernel: the Gram X X^T by the sparse product (the
+                # rows the cache would compute, without a dense copy of the data)
+                self.path = "gram"
+                Gm = np.asarray((X @ X.T).toarray(), dtype=np.float64)
             else:
+                if sp.issparse(X):
+                    from refmodels._numeric import guard_bytes
+
+                    guard_bytes(8.0 * X.shape[0] * X.shape[1], "the dense rows of the sparse "
+                                "data that the kernel's row cache computes from",
+                                "a cache_size holding the m x m Gram (on the linear kernel "
+                                "it is then formed from the sparse rows), or on the linear "
+                                "kernel fit_intercept=False (the dual coordinate descent "
+                                "reads the sparse rows)")
                 self.path = "cache"
         self.kernel = kernel
         if self.path == "gram":

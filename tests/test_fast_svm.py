@@ -405,3 +405,33 @@ def test_auto_takes_the_gram_beyond_the_row_cache(monkeypatch):
     assert fast.solve(prob, method="dcd").info["path"] == "cache"
     monkeypatch.undo()
     assert fast.solve(prob, method="dcd").info["path"] == "gram"
+
+
+def test_intercept_on_sparse_rows_makes_no_dense_copy(monkeypatch):
+    """The SVM with an intercept (the SMO) on sparse rows of the linear kernel reads the Gram
+    ``X X^T`` formed by the sparse product, never a dense copy of the data (5,000 x 200,000
+    rows became an 8 GB array); where the Gram does not fit its cache and the dense rows
+    would not fit in memory it refuses early, naming what to do."""
+    import scipy.sparse as sp
+
+    from fast import _kernels as K
+
+    r = np.random.default_rng(2)
+    X = sp.random(120, 30000, density=0.002, format="csr", random_state=4)
+    y = np.where(np.asarray(X.sum(axis=1)).ravel() > np.median(X.sum(axis=1)), 1.0, -1.0)
+
+    dense_data = K.dense_data
+
+    def no_dense(X):
+        assert not sp.issparse(X), "a dense copy of the sparse rows"
+        return dense_data(X)
+
+    monkeypatch.setattr(K, "dense_data", no_dense)
+    prob = rm.SVM(X, y, C=1.0, fit_intercept=True)
+    sol = fast.solve(prob, random_state=0)
+    assert sol.status == "optimal" and prob.certify(sol).ok
+    ref = rm.SVM(X.toarray(), y, C=1.0, fit_intercept=True)
+    assert abs(sol.objective - fast.solve(ref).objective) <= 1e-7 * (1 + abs(sol.objective))
+    monkeypatch.setattr("refmodels._numeric._available_memory", lambda: 1e6 + r.random())
+    with pytest.raises(MemoryError, match="fit_intercept=False"):
+        fast.solve(prob, cache_size=0.01)
