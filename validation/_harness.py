@@ -178,11 +178,13 @@ def table(headers, rows):
 
 class Report:
     """Collects what a script prints, then writes it as the script's one current record
-    (:func:`write_current`)."""
+    (:func:`write_current`; ``name`` another record's name, for a script that keeps one per
+    kind of data)."""
 
-    def __init__(self, title, args):
+    def __init__(self, title, args, name=None):
         self.title = title
         self.args = args
+        self.name = name
         self.machine = machine()
         self.load_start = load_average()
         self.parts = []
@@ -205,7 +207,8 @@ class Report:
     def record(self):
         if not self.args.no_record:
             write_current(self.title, self.args.quick, self.parts,
-                          machine_line=self.machine, load_start=self.load_start)
+                          machine_line=self.machine, load_start=self.load_start,
+                          name=self.name)
 
 
 def write_current(title, quick, lines, machine_line=None, load_start=None, name=None):

@@ -4,7 +4,8 @@ Newton on the same matrix.
 Data: a CSR matrix of ``--m`` rows and ``--d`` features with ``--nnz`` non-zeros a row
 (uniform columns, values in [0, 1), each row scaled to unit norm as rcv1's are; labels the
 sign of a random linear function, 5 % flipped), built in each subprocess from seed 0 (the
-build time is reported apart). The default, 500,000 x 50,000 with 70 non-zeros a row (35 M
+build time is reported apart). ``--columns zipf`` draws a row's columns by Zipf's law
+instead, as words in text: a few columns are in most rows. The default, 500,000 x 50,000 with 70 non-zeros a row (35 M
 non-zeros), is rcv1's shape.
 
 Rows (each a subprocess, so that its peak resident memory is its own):
@@ -45,12 +46,20 @@ import numpy as np, scipy.sparse as sp
 warnings.simplefilter("ignore")
 kind, m, d, nnz = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 CC = float(sys.argv[5])
+columns = sys.argv[6]
 import refmodels as rm, fast
 out = {}
 t = time.perf_counter()
 r = np.random.default_rng(0)
 indptr = np.arange(0, m * nnz + 1, nnz, dtype=np.int64)
-idx = r.integers(0, d, size=m * nnz).astype(np.int32)
+if columns == "zipf":
+    # text-like columns: the j-th most frequent drawn with probability ~ 1 / (j + 1)
+    # (a word's frequency by its rank), so a few columns are in most rows
+    pz = 1.0 / np.arange(1, d + 1)
+    idx = np.searchsorted(np.cumsum(pz / pz.sum()), r.random(m * nnz)).astype(np.int32)
+    np.minimum(idx, d - 1, out=idx)
+else:
+    idx = r.integers(0, d, size=m * nnz).astype(np.int32)
 val = r.random(m * nnz)
 X = sp.csr_matrix((val, idx, indptr), shape=(m, d))
 X.sum_duplicates()
@@ -130,8 +139,9 @@ KINDS = ("liblinear", "ODM", "SVM", "ODML", "LDM")
 HINGE_TOLS = (1e-4, 1e-5)
 
 
-def run(kind, m, d, nnz, C=1.0):
-    res = subprocess.run([sys.executable, "-c", CHILD, kind, str(m), str(d), str(nnz), repr(C)],
+def run(kind, m, d, nnz, C=1.0, columns="uniform"):
+    res = subprocess.run([sys.executable, "-c", CHILD, kind, str(m), str(d), str(nnz), repr(C),
+                          columns],
                          capture_output=True, text=True)
     if res.returncode != 0:
         return {"error": (res.stderr.strip().splitlines() or ["?"])[-1][:120]}
@@ -143,14 +153,21 @@ def main():
     p.add_argument("--only", nargs="*", default=list(KINDS), choices=KINDS)
     p.add_argument("--C", type=float, default=1.0,
                    help="C of the SVM, the LDM and the LIBLINEAR rows (default 1)")
+    p.add_argument("--columns", choices=("uniform", "zipf"), default="uniform",
+                   help="how a row's columns are drawn: uniformly (default), or by Zipf's law "
+                        "(column j with probability ~ 1/(j + 1), as words in text; the "
+                        "repeated draws of a row are summed, so rows hold fewer entries)")
     args = p.parse_args()
     if args.quick:
         args.m, args.d = 50000, 5000
-    R = H.Report("Linear families on sparse data at scale, against LIBLINEAR -s 2", args)
+    # (one record per kind of columns: bench_sparse_scale.md, bench_sparse_scale_zipf.md)
+    R = H.Report("Linear families on sparse data at scale, against LIBLINEAR -s 2"
+                 + (", Zipf columns" if args.columns == "zipf" else ""), args,
+                 name=None if args.columns == "uniform" else f"{H.script_name()}_zipf")
     kinds = ["liblinear"] + [k for k in args.only if k != "liblinear"]
     if "SVM" in kinds:
         kinds += [f"liblinear-hinge@{t:g}" for t in HINGE_TOLS]
-    outs = {k: run(k, args.m, args.d, args.nnz, args.C) for k in kinds}
+    outs = {k: run(k, args.m, args.d, args.nnz, args.C, args.columns) for k in kinds}
     svm_dual = outs.get("SVM", {}).get("dual")
     peer = outs["liblinear"].get("solve_s")
     table = []
@@ -178,6 +195,7 @@ def main():
     R.say(f"data: {args.m:,} x {args.d:,} CSR, {first['nnz']:,} non-zeros "
           f"({first['data_gb']:.2f} GB of arrays), built in {first['build_s']:.1f} s; "
           f"resident with the data alone: {first.get('rss_data_gb') or float('nan'):.2f} GB; "
+          f"columns {args.columns}; "
           f"peak memory counted from {first.get('peak_from', 'process start')}; C = {args.C:g} "
           f"(SVM, LDM, LIBLINEAR)")
     R.table(["row", "method", "status", "solve s", "/ LIBLINEAR", "certify s", "/ LIBLINEAR",
