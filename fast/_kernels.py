@@ -411,6 +411,19 @@ def fits_in_memory(m, cache_size_mb):
     return 8.0 * m * m <= cache_size_mb * 2**20
 
 
+def _sparse_gram_fits(X, cache_size_mb):
+    """Whether the row source of sparse rows ``X`` on the linear kernel holds the Gram: it
+    fits the cache, or it is no larger than the dense copy of the rows the cache would
+    compute from and fits in half the memory available."""
+    from refmodels._numeric import _available_memory
+
+    m, d = X.shape
+    if fits_in_memory(m, cache_size_mb):
+        return True
+    avail = _available_memory()
+    return m <= d and (avail is None or 8.0 * m * m <= 0.5 * avail)
+
+
 # ---------------------------------------------------------------------------------------
 # kernel rows for the dual solvers (SMO, DCD): a given Gram or an LRU cache of rows
 # ---------------------------------------------------------------------------------------
@@ -446,7 +459,7 @@ class RowSource:
             if kind == PRECOMPUTED:
                 self.path = "gram"
                 Gm = _full_gram(kernel, X)
-            elif kind == LINEAR and sp.issparse(X) and fits_in_memory(self.m, cache_size):
+            elif kind == LINEAR and sp.issparse(X) and _sparse_gram_fits(X, cache_size):
                 # sparse rows on the linear kernel: the Gram X X^T by the sparse product (the
                 # rows the cache would compute, without a dense copy of the data)
                 self.path = "gram"

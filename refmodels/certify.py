@@ -421,8 +421,8 @@ def project_boxes(y, blocks, equality=False):
     ``sign * lam * y`` with ``lam`` such that ``sum_blocks sign * y^T x = 0`` (the intercept's
     equality; ``y`` the +-1 labels). The sum is non-decreasing in ``lam``, so ``lam`` is
     found by Newton's steps on it (its slope: the entries inside their box), kept in a
-    bisection bracket. Returns the blocks' new arrays (the given ones when feasible as they
-    are): weak duality, ``D <= P``, holds only at a feasible dual point, so the duality gap
+    bisection bracket. Returns the blocks' new arrays (equal to the given ones when those are
+    feasible): weak duality, ``D <= P``, holds only at a feasible dual point, so the duality gap
     is evaluated there (an interior-point solver's multipliers may leave a box by its
     tolerance: OSQP's ``beta`` of -3.7e-11 where ``C2 = 0``, on a problem whose optimum is
     6.4e-11, lifted ``D`` above the optimum)."""

@@ -432,6 +432,6 @@ def test_intercept_on_sparse_rows_makes_no_dense_copy(monkeypatch):
     assert sol.status == "optimal" and prob.certify(sol).ok
     ref = rm.SVM(X.toarray(), y, C=1.0, fit_intercept=True)
     assert abs(sol.objective - fast.solve(ref).objective) <= 1e-7 * (1 + abs(sol.objective))
-    monkeypatch.setattr("refmodels._numeric._available_memory", lambda: 1e6 + r.random())
+    monkeypatch.setattr("refmodels._numeric._available_memory", lambda: 1e5 + r.random())
     with pytest.raises(MemoryError, match="fit_intercept=False"):
         fast.solve(prob, cache_size=0.01)
