@@ -258,8 +258,9 @@ def svm_case(R, args, X, y, C=2.0 ** 10):
 
 def auto_case(R, args):
     """The measurements behind ``method="auto"`` (fast/odm.py ``choose_method``): DCD, TRON
-    and SVRG, each cold at its default (certified) tolerance, on the real sets and one sparse
-    high-dimensional synthetic set, along lam."""
+    and SVRG, each cold at its default (certified) tolerance, and what ``"auto"`` takes, on
+    the real sets, one sparse high-dimensional synthetic set and two with more features than
+    points (dense and CSR), along lam."""
     import fast
     import refmodels as rm
     import scipy.sparse as sp
@@ -277,6 +278,16 @@ def auto_case(R, args):
     wtrue = rng.normal(size=d)
     ys = np.where(Xs @ wtrue + 0.1 * rng.normal(size=m) > 0, 1.0, -1.0)
     sets.append((f"sparse synthetic {m} x {d}, 0.2% nnz (CSR)", Xs, ys))
+    # more features than points (the wide sets: auto takes the DCD there)
+    Xg = rng.normal(size=(1000, 5000)) / np.sqrt(5000)
+    sets.append(("gaussian 1000 x 5000 (wide)", Xg, np.where(
+        Xg @ rng.normal(size=5000) + 0.3 * rng.normal(size=1000) > 0, 1.0, -1.0)))
+    m, d = (2000, 100000)
+    Xs = sp.random(m, d, density=0.002, format="csr", random_state=1, dtype=np.float64)
+    Xs = sp.csr_matrix(sp.diags(1.0 / np.sqrt(np.asarray(Xs.multiply(Xs).sum(1)).ravel()))
+                       @ Xs)
+    ys = np.where(Xs @ rng.normal(size=d) + 0.1 * rng.normal(size=m) > 0, 1.0, -1.0)
+    sets.append((f"sparse synthetic {m} x {d}, 0.2% nnz, unit rows (CSR, wide)", Xs, ys))
     Xw, yw = sets[0][1][::20], sets[0][2][::20]
     comp = H.warmup(lambda: [fast.solve(rm.ODM(Xx, yw, lam=4.0), method=meth)
                              for Xx in (Xw, sp.csr_matrix(Xw))
@@ -286,14 +297,20 @@ def auto_case(R, args):
     for name, X, y in sets:
         for k in args.auto_lams:
             lam = 2.0 ** k
-            for method in ("dcd", "tron", "svrg"):
-                if method == "dcd" and k > args.auto_dcd_max:
+            wide = X.shape[1] > X.shape[0]
+            for method in ("dcd", "tron", "svrg", "auto"):
+                if method == "dcd" and k > args.auto_dcd_max and not wide:
                     rows.append([name, f"2^{k}", method, "skipped (crawls)", "-", "-", "-"])
                     continue
                 prob = rm.ODM(X, y, lam=lam, mu=0.8, theta=0.2)
                 t, sol = H.timed(lambda: fast.solve(prob, method=method, random_state=0))
                 ok = prob.certify(sol, reference=False).ok
-                rows.append([name, f"2^{k}", method, t, sol.status, sol.n_iter, ok])
+                took = method
+                if method == "auto":          # (a fallback's first method keeps its record)
+                    first = [k for k in ("tron", "dcd", "newton")
+                             if isinstance(sol.info.get(k), dict)]
+                    took = "auto: " + " -> ".join(first + [sol.solver.split(":")[-1]])
+                rows.append([name, f"2^{k}", took, t, sol.status, sol.n_iter, ok])
     R.table(["data", "lam", "method", "seconds", "status", "iterations", "certified"], rows,
             caption="method='auto' measurements (one cold run each, default tolerance)")
 
@@ -472,7 +489,10 @@ def main():
     p.add_argument("--auto-dcd-max", type=int, default=12,
                    help="largest log2(lam) at which the DCD is run in --auto")
     args = p.parse_args()
-    R = H.Report("ODM along the seeds' lambda grid: fast paths vs LIBODM", args)
+    # (--auto keeps its own record, bench_odm_path_auto.md)
+    R = H.Report("ODM along the seeds' lambda grid: fast paths vs LIBODM"
+                 + (": the measurements behind method='auto'" if args.auto else ""), args,
+                 name=f"{H.script_name()}_auto" if args.auto else None)
     lib, where = L.load_libodm()
     if lib is None:
         R.say(f"LIBODM not found ({where}); set LIBODM_DIR to a directory holding libodm.so "
