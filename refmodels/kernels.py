@@ -82,25 +82,39 @@ class Linear(Kernel):
 
     def diag(self, X):
         if sp.issparse(X) and X.format == "csr":
-            if not X.has_canonical_format:
-                # (unsorted rows, as diags @ X leaves them, or a column stored twice) a
-                # canonical copy, SciPy sorting and summing each row in C: cheaper than
-                # X.multiply(X), which merges two such operands through scratch rows as
-                # long as the features, and no larger than its result
-                X = X.copy()
-                X.sum_duplicates()
-            # ||x_i||^2 from the stored entries (no duplicates: canonical), without the
-            # matrix of their squares that X.multiply(X) builds (a copy of the data: 0.42 GB
-            # at rcv1's shape)
-            out = np.zeros(X.shape[0])
-            rows = np.flatnonzero(np.diff(X.indptr))
-            if rows.size:
-                out[rows] = np.add.reduceat(np.square(X.data, dtype=np.float64),
-                                            X.indptr[rows])
-            return out
+            return _csr_row_sqnorms(X)
         if sp.issparse(X):
             return np.asarray(X.multiply(X).sum(axis=1)).ravel()
         return np.einsum("ij,ij->i", X, X)
+
+
+#: :func:`_csr_row_sqnorms` reads the rows in blocks of about this many stored entries
+SQNORM_BLOCK = 2**20
+
+
+def _csr_row_sqnorms(X):
+    """``||x_i||^2`` of CSR rows from their stored entries, a block of rows at a time (about
+    :data:`SQNORM_BLOCK` entries), so that the squares, and for a non-canonical block (rows
+    unsorted, as ``diags @ X`` leaves them, or a column stored twice) its canonical copy
+    (SciPy sorts and sums each row in C), take the memory of a block, not of the data (at
+    rcv1's shape a copy is 0.42 GB, ``X.multiply(X)`` as much). The caller's matrix is not
+    changed."""
+    m = X.shape[0]
+    out = np.zeros(m)
+    canonical = X.has_canonical_format
+    step = max(1, int(SQNORM_BLOCK * m / max(X.nnz, 1)))
+    for i0 in range(0, m, step):
+        if canonical:                             # (views of the block's entries)
+            ptr = X.indptr[i0:i0 + step + 1]
+            data, ptr = X.data[ptr[0]:ptr[-1]], ptr - ptr[0]
+        else:
+            B = X[i0:i0 + step]                   # (a copy of the block's arrays)
+            B.sum_duplicates()
+            data, ptr = B.data, B.indptr
+        rows = np.flatnonzero(np.diff(ptr))
+        if rows.size:
+            out[i0 + rows] = np.add.reduceat(np.square(data, dtype=np.float64), ptr[rows])
+    return out
 
 
 class RBF(Kernel):

@@ -155,4 +155,14 @@ def test_linear_diag_of_sparse_rows():
     before = uns.indices.copy()
     np.testing.assert_array_equal(k.diag(uns), [5.0, 9.0])
     np.testing.assert_array_equal(uns.indices, before)
+    # read in blocks of rows (a few stored entries each here): the same norms
+    big = sp.random(300, 50, density=0.1, format="csr", random_state=1)
+    mixed = sp.csr_matrix((np.r_[big.data, 0.5], np.r_[big.indices, big.indices[-1]],
+                           np.r_[big.indptr[:-1], big.indptr[-1] + 1]), shape=big.shape)
+    for Z in (big, (sp.diags(rng.random(300)) @ big).tocsr(), mixed):
+        want = (Z.toarray() ** 2).sum(1)
+        np.testing.assert_allclose(k.diag(Z), want, rtol=1e-14)
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(rm.kernels, "SQNORM_BLOCK", 7)
+            np.testing.assert_allclose(k.diag(Z), want, rtol=1e-14)
     np.testing.assert_array_equal(k.diag(sp.csr_matrix((5, 3))), np.zeros(5))
