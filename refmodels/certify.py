@@ -442,8 +442,18 @@ def project_boxes(y, blocks, equality=False):
     floor = 4e-16 * sum(float(np.sum(np.abs(z))) for z in out)
     if not equality or abs(g) <= floor:
         return out
+    # (a bracket on the scale of the boxes: at lam = +-span every entry is at a bound)
     span = max(float(np.max(np.abs(x), initial=0.0)) + float(np.max(hi)) for x, (_, hi, _)
-               in zip(xs, blocks)) + 1.0
+               in zip(xs, blocks))
+    if not 0.0 < span < np.inf:
+        return out
+    # the shift is computed at unit scale (a power of two: exact both ways for normal
+    # numbers), so that boxes of 1e-308, whose entries are subnormal, keep their digits
+    unit = 2.0 ** float(np.frexp(span)[1])
+    if unit != 1.0:
+        scaled = project_boxes(y, [(x / unit, hi / unit, s_) for x, (_, hi, s_)
+                                   in zip(xs, blocks)], equality)
+        return [z * unit for z in scaled]
     lo, hi_ = (-span, 0.0) if g > 0.0 else (0.0, span)
     lam = 0.0
     for _ in range(200):

@@ -62,8 +62,8 @@ def explain(cert):
     floor = cert.roundoff_floor()
     out = {}
     # (how much of a failing gap the dual point's leaving its box accounts for)
-    claimed = cert.values.get("dual_objective_given", -np.inf) \
-        - cert.values.get("dual_objective", np.inf)
+    claimed = (float(cert.values["dual_objective_given"] - cert.values["dual_objective"])
+               if "dual_objective_given" in cert.values else -np.inf)
     for name in cert.failing:
         v = res[name]
         if name == "duality gap" and claimed > max(floor or 0.0,

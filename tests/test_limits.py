@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import refmodels as rm
+from refmodels.solution import SolverError
 from refmodels import _numeric
 from refmodels.certify import Certificate
 
@@ -92,8 +93,18 @@ def test_tiny_normal_hyperparameters_certify_in_both_layers(weight, kernel):
             s = fast.solve(p, random_state=0)
         c = p.certify(s, reference=False)
         assert s.status == "optimal" and c.ok, (type(p).__name__, weight, s.status, c.worst)
-        ref = p.solve()
+        try:
+            ref = p.solve()
+        except SolverError:
+            # SVMm with its intercept at C1 = C2 <= 1e-200: the conic solvers return b = 0
+            # and an objective of 30 C against the optimum 24 C (the fast point's), with
+            # multipliers off the intercept's equality by 20 %; the certificate, which
+            # judges the gap at their feasible projection, refuses it (it used to pass)
+            assert isinstance(p, rm.SVMm) and weight <= 1e-200, (type(p).__name__, weight)
+            continue
         assert p.certify(ref, reference=False).ok, (type(p).__name__, weight)
+        assert ref.objective <= s.objective + 1e-6 * (abs(s.objective) + c.values[
+            "objective_unit"])
 
 
 def test_a_kernel_odml_whose_dense_h_cannot_fit_is_refused_before_it_is_built(monkeypatch):
